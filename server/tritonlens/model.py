@@ -1,0 +1,253 @@
+"""The types every stage of the pipeline passes to the next.
+
+discover -> KernelInfo; specs -> Spec; compiler -> Artifacts; checks -> Finding; report -> KernelReport.
+Nothing here imports triton or pygls.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SEVERITIES = ("error", "warning", "info", "hint")
+STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
+
+
+# ---------------------------------------------------------------- targets
+@dataclass(frozen=True)
+class Target:
+    """A compile target: `cuda:90`, `cuda:80`, `hip:gfx942`."""
+
+    backend: str  # "cuda" | "hip"
+    arch: int | str  # 90 for cuda, "gfx942" for hip
+    warp_size: int = 32
+
+    @classmethod
+    def parse(cls, text: str) -> "Target":
+        text = text.strip().lower()
+        backend, _, arch = text.partition(":")
+        if backend in ("cuda", "sm", "nvidia") and arch:
+            arch = arch.removeprefix("sm_").removeprefix("sm").rstrip("a")
+            if not arch.isdigit():
+                raise ValueError(f"bad CUDA target {text!r}: expected cuda:80, cuda:90, cuda:100 ...")
+            return cls("cuda", int(arch), 32)
+        if backend in ("hip", "amd", "rocm") and arch.startswith("gfx"):
+            # CDNA (gfx9xx) runs 64-wide wavefronts; RDNA (gfx10+/11/12) runs 32.
+            return cls("hip", arch, 64 if arch.startswith("gfx9") else 32)
+        raise ValueError(f"bad target {text!r}: expected cuda:NN or hip:gfxNNN")
+
+    def __str__(self) -> str:
+        return f"{self.backend}:{self.arch}"
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.backend == "cuda"
+
+
+# ---------------------------------------------------------------- kernels
+@dataclass
+class Param:
+    name: str
+    index: int
+    line: int  # 1-based
+    col: int  # 1-based
+    end_col: int
+    is_constexpr: bool = False
+    annotation: str | None = None  # source text of the annotation
+    default: Any = None  # literal default value (only when has_default)
+    has_default: bool = False
+    default_text: str | None = None
+
+
+@dataclass
+class KernelInfo:
+    """One kernel found in a file by `discover` (AST only)."""
+
+    name: str  # the name the kernel is bound to in the module
+    func_name: str  # the `def` name
+    path: str
+    def_line: int  # line of `def` (1-based)
+    decorator_line: int  # first decorator line (= def_line when made by a call)
+    end_line: int
+    col: int  # column of `def` (1-based)
+    params: list[Param] = field(default_factory=list)
+    do_not_specialize: list[str] = field(default_factory=list)
+    hints: list["HintLine"] = field(default_factory=list)
+    autotune_configs: list[dict[str, Any]] | None = None  # [{"kwargs": {...}, "num_warps": 4, ...}]
+    autotune_error: str | None = None  # configs exist but could not be evaluated
+    heuristics: dict[str, str] = field(default_factory=dict)  # name -> lambda source
+    class_name: str | None = None  # for @staticmethod kernels
+    qualname: str | None = None  # attribute path to reach the JITFunction in the module ("Cls.k")
+    source_hash: str = ""  # hash of the kernel's source and its helpers'
+
+    @property
+    def constexpr_names(self) -> list[str]:
+        return [p.name for p in self.params if p.is_constexpr]
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+@dataclass
+class HintLine:
+    """One `# tritonlens: ...` comment (a spec each)."""
+
+    line: int
+    col: int
+    text: str
+    values: dict[str, str] = field(default_factory=dict)  # name -> raw value text
+    errors: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- specs
+@dataclass
+class Spec:
+    """Everything one `triton.compile` needs besides the function: a specialization of a kernel."""
+
+    signature: dict[str, str]  # param -> "*fp32" | "i32" | "fp32" | "constexpr" | "*fp16"...
+    constants: dict[str, Any]  # constexpr (and ==1 / None specialised) values
+    attrs: dict[str, dict[str, Any]]  # param -> {"divisibility": 16}
+    options: dict[str, Any]  # num_warps, num_stages, num_ctas, maxnreg...
+    target: str  # "cuda:90"
+    origins: dict[str, str] = field(default_factory=dict)  # param/option -> where its value came from
+    label: str = ""  # "hint line 3", "autotune config 2/8", "capture 1"
+    missing: list[str] = field(default_factory=list)  # constexprs with no value: the spec cannot compile
+
+    def key(self) -> str:
+        blob = json.dumps(
+            [self.signature, self.constants, self.attrs, self.options, self.target],
+            sort_keys=True,
+            default=repr,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def describe(self, full: bool = False) -> str:
+        """`cuda:90, num_warps=4, BLOCK_SIZE=1024, n_elements=i32%16` — the assumptions a finding was made under."""
+        parts = [self.target]
+        for opt in ("num_warps", "num_stages"):
+            if opt in self.options:
+                parts.append(f"{opt}={self.options[opt]}")
+        for name, value in self.constants.items():
+            if self.signature.get(name) == "constexpr":
+                parts.append(f"{name}={value!r}")
+        for name, ty in self.signature.items():
+            if ty == "constexpr":
+                continue
+            if name in self.constants:
+                parts.append(f"{name}={self.constants[name]!r}")
+                continue
+            div = self.attrs.get(name, {}).get("divisibility")
+            if ty.startswith("*"):
+                if full or div != 16:
+                    parts.append(f"{name}={ty}" + ("" if div == 16 else "%1"))
+            elif ty[0] in "iu":
+                parts.append(f"{name}={ty}%{div}" if div else f"{name}={ty}")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Spec":
+        return cls(**data)
+
+
+# ---------------------------------------------------------------- compile output
+@dataclass
+class CompileError:
+    kind: str  # "CompilationError", "OutOfResources", "Timeout", "WorkerCrash", "LoadError", ...
+    message: str
+    line: int | None = None  # absolute, 1-based, in `path`
+    col: int | None = None
+    path: str | None = None
+    end_col: int | None = None
+
+
+@dataclass
+class Resources:
+    registers: int | None = None
+    spill_stores: int = 0  # bytes
+    spill_loads: int = 0  # bytes
+    stack: int = 0  # bytes
+    shared: int = 0  # bytes (metadata.shared)
+    local: int = 0  # bytes
+
+
+@dataclass
+class Artifacts:
+    """What one compile of (kernel, spec, target) produced. Texts are the compiler's own."""
+
+    kernel: str
+    spec_key: str
+    target: str
+    asm: dict[str, str] = field(default_factory=dict)  # stage -> text (ttir, ttgir, llir, ptx, sass, amdgcn)
+    paths: dict[str, str] = field(default_factory=dict)  # stage -> file in the artefact cache
+    metadata: dict[str, Any] = field(default_factory=dict)  # name, num_warps, shared, ...
+    resources: Resources = field(default_factory=Resources)
+    remarks: str = ""  # raw stderr of the compile (MLIR remarks)
+    compile_time: float = 0.0
+    cached: bool = False
+    error: CompileError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# ---------------------------------------------------------------- findings
+@dataclass
+class Related:
+    """A place in an IR file that backs a finding (for `relatedInformation` and links)."""
+
+    path: str
+    line: int
+    message: str
+
+
+@dataclass
+class Finding:
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+    code: str
+    severity: str
+    message: str
+    kernel: str | None = None
+    config: str | None = None  # the spec the finding was compiled under (Spec.describe())
+    target: str | None = None
+    related: list[Related] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)  # machine-readable evidence, for fixes and merging
+
+    def to_json(self) -> dict[str, Any]:
+        keys = ("path", "line", "column", "end_line", "end_column", "code", "severity", "message", "kernel",
+                "config", "target")
+        return {k: getattr(self, k) for k in keys}
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.code, self.message)
+
+
+@dataclass
+class CompiledSpec:
+    """One spec of a kernel and what compiling it gave."""
+
+    spec: Spec
+    artifacts: Artifacts | None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class KernelReport:
+    """Everything known about one kernel in one file: the object every presenter reads."""
+
+    kernel: KernelInfo
+    compiled: list[CompiledSpec] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # merged over specs, sorted
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
