@@ -58,6 +58,8 @@ class Param:
     default: Any = None  # literal default value (only when has_default)
     has_default: bool = False
     default_text: str | None = None
+    default_known: bool = False  # default is a value tritonlens could evaluate (literal or module constant)
+    is_pointer: bool | None = None  # inferred from use (tl.load/tl.store base) or annotation; None = unknown
 
 
 @dataclass
@@ -80,6 +82,9 @@ class KernelInfo:
     class_name: str | None = None  # for @staticmethod kernels
     qualname: str | None = None  # attribute path to reach the JITFunction in the module ("Cls.k")
     source_hash: str = ""  # hash of the kernel's source and its helpers'
+    do_not_specialize_on_alignment: list[str] = field(default_factory=list)
+    autotune_key: list[str] = field(default_factory=list)
+    helpers: list[str] = field(default_factory=list)  # same-file functions called (transitively), workspace modules
 
     @property
     def constexpr_names(self) -> list[str]:
@@ -98,6 +103,7 @@ class HintLine:
     text: str
     values: dict[str, str] = field(default_factory=dict)  # name -> raw value text
     errors: list[str] = field(default_factory=list)
+    error_spans: list[tuple[int, int]] = field(default_factory=list)  # 1-based, end-exclusive columns per error
 
 
 # ---------------------------------------------------------------- specs

@@ -1,0 +1,704 @@
+"""Find the Triton kernels of a file from its AST alone — the file is never imported or run.
+
+Names are resolved through the file's imports (and through re-exporting modules of the workspace, read as text),
+so `@jit` is a Triton kernel only when `jit` really is `triton.jit`; `cute.jit`, `numba.jit`, `torch.jit` are not.
+Autotune configs built by code are evaluated in a restricted namespace (see `sandbox`), never by importing.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import sys
+from types import SimpleNamespace
+
+from .hints import hint_lines_above
+from .model import Finding, KernelInfo, Param, Target
+
+MAX_IMPORT_DEPTH = 2
+
+# What the names of triton's API resolve to, whichever module they were imported from.
+_CANONICAL = {
+    "triton.runtime.jit": "triton.jit",
+    "triton.runtime.jit.jit": "triton.jit",
+    "triton.runtime.autotune": "triton.autotune",
+    "triton.runtime.autotuner.autotune": "triton.autotune",
+    "triton.runtime.heuristics": "triton.heuristics",
+    "triton.runtime.autotuner.heuristics": "triton.heuristics",
+    "triton.runtime.Config": "triton.Config",
+    "triton.runtime.autotuner.Config": "triton.Config",
+    "triton.language.core.constexpr": "triton.language.constexpr",
+}
+JIT = "triton.jit"
+AUTOTUNE = "triton.autotune"
+HEURISTICS = "triton.heuristics"
+_POINTER_FUNCS = {"load", "store", "make_block_ptr", "make_tensor_descriptor", "advance", "atomic_add", "atomic_max",
+                  "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor",
+                  "prefetch"}
+
+
+@dataclass
+class DiscoverResult:
+    kernels: list[KernelInfo] = field(default_factory=list)
+    errors: list[Finding] = field(default_factory=list)
+
+    def kernel(self, name: str) -> KernelInfo | None:
+        return next((k for k in self.kernels if k.name == name or k.qualname == name), None)
+
+
+# ---------------------------------------------------------------- name resolution
+class ModuleScope:
+    """The module-level names of one file: imports, defs, assignments (read as text)."""
+
+    def __init__(self, path: str, text: str, tree: ast.Module, workspace_root: str | None, depth: int = 0,
+                 cache: dict[str, "ModuleScope | None"] | None = None):
+        self.path = path
+        self.text = text
+        self.tree = tree
+        self.workspace_root = workspace_root
+        self.depth = depth
+        self.cache = cache if cache is not None else {}
+        self.imports: dict[str, str] = {}  # local name -> dotted target; "ws:<file>" or "ws:<file>:<name>" for workspace
+        self.defs: dict[str, ast.FunctionDef] = {}
+        self.assigns: dict[str, list[ast.stmt]] = {}
+        self._resolving: set[str] = set()
+        for stmt in tree.body:
+            self._collect(stmt)
+
+    def _collect(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self._import(stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.defs[stmt.name] = stmt  # type: ignore[assignment]
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        self.assigns.setdefault(n.id, []).append(stmt)
+        elif isinstance(stmt, ast.Try):
+            # `try: import triton / except ImportError: ...` — the first branch is what a working install sees.
+            for s in stmt.body:
+                self._collect(s)
+        elif isinstance(stmt, ast.If):
+            for s in stmt.body + stmt.orelse:
+                if isinstance(s, (ast.Import, ast.ImportFrom)):
+                    self._collect(s)
+
+    def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                ws = self._find_workspace_module(a.name, 0)
+                if a.asname:
+                    self.imports[a.asname] = f"ws:{ws}" if ws else a.name
+                else:
+                    top = a.name.split(".")[0]
+                    ws_top = self._find_workspace_module(top, 0)
+                    self.imports.setdefault(top, f"ws:{ws_top}" if ws_top else top)
+            return
+        module = stmt.module or ""
+        ws = self._find_workspace_module(module, stmt.level) if (stmt.level or module) else None
+        for a in stmt.names:
+            local = a.asname or a.name
+            if a.name == "*":
+                if module == "triton":
+                    for n in ("jit", "autotune", "heuristics", "Config"):
+                        self.imports.setdefault(n, f"triton.{n}")
+                continue
+            if ws:
+                sub = self._find_workspace_module(f"{module}.{a.name}" if module else a.name, stmt.level)
+                self.imports[local] = f"ws:{sub}" if sub else f"ws:{ws}:{a.name}"
+            elif stmt.level:
+                self.imports[local] = f"relative:{module}.{a.name}"
+            else:
+                self.imports[local] = f"{module}.{a.name}"
+
+    def _find_workspace_module(self, dotted: str, level: int) -> str | None:
+        """The file of a module that lives in the workspace (relative import, or absolute under the root)."""
+        parts = [p for p in dotted.split(".") if p]
+        bases: list[str] = []
+        here = os.path.dirname(os.path.abspath(self.path))
+        if level:
+            base = here
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            bases.append(base)
+        else:
+            if not parts or parts[0] in ("triton", "torch", "numpy", "cutlass", "numba", "jax"):
+                return None
+            bases.append(here)
+            if self.workspace_root:
+                bases.append(os.path.abspath(self.workspace_root))
+        for base in bases:
+            cand = os.path.join(base, *parts)
+            for f in (cand + ".py", os.path.join(cand, "__init__.py")):
+                if parts and os.path.isfile(f):
+                    return f
+            if not parts and os.path.isfile(os.path.join(base, "__init__.py")):
+                return os.path.join(base, "__init__.py")
+        return None
+
+    def _scope_of(self, path: str) -> "ModuleScope | None":
+        if self.depth >= MAX_IMPORT_DEPTH:
+            return None
+        if path not in self.cache:
+            self.cache[path] = None  # guards import cycles
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read()
+                self.cache[path] = ModuleScope(path, text, ast.parse(text), self.workspace_root, self.depth + 1,
+                                               self.cache)
+            except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+                pass
+        return self.cache[path]
+
+    def resolve_name(self, name: str) -> str | None:
+        if name in self.imports:
+            target = self.imports[name]
+            if target.startswith("ws:"):
+                file, _, attr = target[3:].partition(":")
+                if not attr:
+                    return target
+                scope = self._scope_of(file)
+                got = scope.resolve_name(attr) if scope else None
+                return got or f"ws:{file}:{attr}"
+            return _CANONICAL.get(target, target)
+        if name in self.assigns and name not in self._resolving and len(self.assigns[name]) == 1:
+            stmt = self.assigns[name][0]
+            value = stmt.value
+            if value is not None and isinstance(value, (ast.Name, ast.Attribute)):
+                self._resolving.add(name)
+                try:
+                    return self.resolve(value)
+                finally:
+                    self._resolving.discard(name)
+        return None
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """Dotted name an expression stands for (`tl.constexpr` -> `triton.language.constexpr`), or None."""
+        if isinstance(node, ast.Name):
+            return self.resolve_name(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if base is None:
+                return None
+            if base.startswith("ws:") and base.count(":") == 1:
+                scope = self._scope_of(base[3:])
+                got = scope.resolve_name(node.attr) if scope else None
+                return got or f"{base}:{node.attr}"
+            dotted = f"{base}.{node.attr}"
+            return _CANONICAL.get(dotted, dotted)
+        return None
+
+    def segment(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.text, node) or ""
+
+
+# ---------------------------------------------------------------- discovery
+def discover(path: str, text: str, workspace_root: str | None = None, target: str = "cuda:90") -> DiscoverResult:
+    """Kernels of one file. A syntax error gives one SRC001 finding and no kernels; nothing raises.
+
+    `target` is what device queries in config-building code answer while autotune configs are evaluated.
+    """
+    result = DiscoverResult()
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        col = exc.offset or 1
+        end_line = getattr(exc, "end_lineno", None) or line
+        end_col = getattr(exc, "end_offset", None) or col + 1
+        if end_line == line and end_col <= col:
+            end_col = col + 1
+        result.errors.append(Finding(path, line, col, end_line, end_col, "SRC001", "error",
+                                     f"SyntaxError: {exc.msg}"))
+        return result
+    except ValueError as exc:  # e.g. null bytes
+        result.errors.append(Finding(path, 1, 1, 1, 2, "SRC001", "error", f"cannot parse: {exc}"))
+        return result
+    scope = ModuleScope(path, text, tree, workspace_root)
+    lines = text.splitlines()
+    for stmt in tree.body:
+        try:
+            result.kernels.extend(_kernels_of_stmt(scope, stmt, lines, target))
+        except Exception as exc:  # a discovery bug must not hide the rest of the file
+            result.errors.append(Finding(path, stmt.lineno, stmt.col_offset + 1, stmt.lineno, stmt.col_offset + 2,
+                                         "SRC001", "error", f"tritonlens could not read this statement: {exc!r}"))
+    return result
+
+
+def helpers_of(kernel: KernelInfo) -> list[str]:
+    """Same-file functions the kernel calls (transitively) and workspace modules it calls into."""
+    return list(kernel.helpers)
+
+
+def _kernels_of_stmt(scope: ModuleScope, stmt: ast.stmt, lines: list[str], target: str) -> list[KernelInfo]:
+    if isinstance(stmt, ast.FunctionDef):
+        k = _from_def(scope, stmt, lines, target)
+        return [k] if k else []
+    if isinstance(stmt, ast.ClassDef):
+        found = []
+        for s in stmt.body:
+            if isinstance(s, ast.FunctionDef):
+                k = _from_def(scope, s, lines, target, class_name=stmt.name)
+                if k:
+                    found.append(k)
+        return found
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        k = _from_call(scope, stmt, lines, target)
+        return [k] if k else []
+    return []
+
+
+def _kind(scope: ModuleScope, deco: ast.expr) -> str | None:
+    func = deco.func if isinstance(deco, ast.Call) else deco
+    r = scope.resolve(func)
+    if r in (JIT, AUTOTUNE, HEURISTICS):
+        return r
+    return None
+
+
+def _from_def(scope: ModuleScope, fn: ast.FunctionDef, lines: list[str], target: str,
+              class_name: str | None = None) -> KernelInfo | None:
+    kinds = [_kind(scope, d) for d in fn.decorator_list]
+    if JIT not in kinds:
+        return None
+    jit_deco = fn.decorator_list[kinds.index(JIT)]
+    wrappers = [(k, d) for k, d in zip(kinds, fn.decorator_list) if k in (AUTOTUNE, HEURISTICS)]
+    first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
+    qual = f"{class_name}.{fn.name}" if class_name else fn.name
+    return _build(scope, fn, fn.name, qual, class_name, jit_deco, wrappers, first, lines, target)
+
+
+def _from_call(scope: ModuleScope, stmt: ast.Assign, lines: list[str], target: str) -> KernelInfo | None:
+    """`k = triton.jit(f)`, `k = triton.autotune(...)(triton.jit(f))`, `k = triton.heuristics({...})(triton.jit(f))`."""
+    wrappers: list[tuple[str, ast.expr]] = []
+    node: ast.expr = stmt.value
+    while isinstance(node, ast.Call):
+        kind = _kind(scope, node.func) if isinstance(node.func, ast.Call) else None
+        if kind in (AUTOTUNE, HEURISTICS) and len(node.args) == 1:
+            wrappers.append((kind, node.func))
+            node = node.args[0]
+            continue
+        if kind == JIT and len(node.args) == 1:  # triton.jit(do_not_specialize=[...])(f)
+            jit_deco: ast.expr = node.func
+            inner = node.args[0]
+            break
+        if scope.resolve(node.func) == JIT and len(node.args) == 1:
+            jit_deco = node
+            inner = node.args[0]
+            break
+        return None
+    else:
+        return None
+    if not isinstance(inner, ast.Name) or inner.id not in scope.defs:
+        return None
+    fn = scope.defs[inner.id]
+    if not isinstance(fn, ast.FunctionDef):
+        return None
+    name = stmt.targets[0].id  # type: ignore[attr-defined]
+    first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
+    k = _build(scope, fn, name, name, None, jit_deco, wrappers, first, lines, target)
+    if not k.hints:
+        k.hints = hint_lines_above(lines, stmt.lineno, [p.name for p in k.params], k.constexpr_names)
+        k.source_hash = _hash(scope, fn, k)
+    return k
+
+
+def _build(scope: ModuleScope, fn: ast.FunctionDef, name: str, qualname: str, class_name: str | None,
+           jit_deco: ast.expr, wrappers: list[tuple[str, ast.expr]], first_line: int, lines: list[str],
+           target: str) -> KernelInfo:
+    params = _params(scope, fn)
+    k = KernelInfo(name=name, func_name=fn.name, path=scope.path, def_line=fn.lineno, decorator_line=first_line,
+                   end_line=fn.end_lineno or fn.lineno, col=fn.col_offset + 1, params=params,
+                   class_name=class_name, qualname=qualname)
+    if isinstance(jit_deco, ast.Call):
+        for kw in jit_deco.keywords:
+            if kw.arg in ("do_not_specialize", "do_not_specialize_on_alignment"):
+                names = _param_list(kw.value, params)
+                if kw.arg == "do_not_specialize":
+                    k.do_not_specialize = names
+                else:
+                    k.do_not_specialize_on_alignment = names
+    for kind, deco in wrappers:
+        if not isinstance(deco, ast.Call):
+            continue
+        if kind == AUTOTUNE:
+            configs = _arg(deco, "configs", 0)
+            key = _arg(deco, "key", 1)
+            if key is not None:
+                try:
+                    k.autotune_key = [str(x) for x in ast.literal_eval(key)]
+                except (ValueError, SyntaxError, TypeError):
+                    pass
+            if configs is not None:
+                k.autotune_configs, k.autotune_error = evaluate_configs(scope, configs, target)
+        elif kind == HEURISTICS:
+            values = _arg(deco, "values", 0)
+            if isinstance(values, ast.Dict):
+                for key_node, val in zip(values.keys, values.values):
+                    if isinstance(key_node, ast.Constant) and isinstance(key_node.value, str):
+                        k.heuristics[key_node.value] = scope.segment(val)
+    k.hints = hint_lines_above(lines, first_line, [p.name for p in params], k.constexpr_names)
+    k.helpers = _helpers(scope, fn)
+    k.source_hash = _hash(scope, fn, k)
+    return k
+
+
+def _arg(call: ast.Call, name: str, index: int) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return call.args[index] if len(call.args) > index else None
+
+
+def _param_list(node: ast.expr, params: list[Param]) -> list[str]:
+    try:
+        items = ast.literal_eval(node)
+    except (ValueError, SyntaxError):
+        return []
+    names = []
+    for it in items if isinstance(items, (list, tuple)) else [items]:
+        if isinstance(it, int) and 0 <= it < len(params):
+            names.append(params[it].name)
+        elif isinstance(it, str):
+            names.append(it)
+    return names
+
+
+def _params(scope: ModuleScope, fn: ast.FunctionDef) -> list[Param]:
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    defaults: dict[str, ast.expr] = {}
+    for arg, d in zip(positional[len(positional) - len(a.defaults):], a.defaults):
+        defaults[arg.arg] = d
+    for arg, d in zip(a.kwonlyargs, a.kw_defaults):
+        if d is not None:
+            defaults[arg.arg] = d
+    pointers = _pointer_params(scope, fn)
+    params = []
+    for i, arg in enumerate(positional + a.kwonlyargs):
+        ann = scope.segment(arg.annotation) if arg.annotation is not None else None
+        p = Param(name=arg.arg, index=i, line=arg.lineno, col=arg.col_offset + 1,
+                  end_col=arg.col_offset + 1 + len(arg.arg), annotation=ann)
+        if arg.annotation is not None:
+            resolved = scope.resolve(arg.annotation) or ""
+            p.is_constexpr = resolved.endswith("constexpr") or "constexpr" in (ann or "")
+            if not p.is_constexpr and ((ann or "").strip("'\"").startswith("*") or "pointer_type" in (ann or "")):
+                p.is_pointer = True
+        if arg.arg in defaults:
+            node = defaults[arg.arg]
+            p.has_default = True
+            p.default_text = scope.segment(node)
+            p.default_known, p.default = _literal(scope, node)
+        if p.is_pointer is None and not p.is_constexpr:
+            if arg.arg in pointers or arg.arg.lower().endswith("ptr"):
+                p.is_pointer = True
+        params.append(p)
+    return params
+
+
+def _literal(scope: ModuleScope, node: ast.expr) -> tuple[bool, Any]:
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        pass
+    if isinstance(node, ast.Name) and len(scope.assigns.get(node.id, [])) == 1:
+        value = scope.assigns[node.id][0].value
+        if value is not None:
+            try:
+                return True, ast.literal_eval(value)
+            except (ValueError, SyntaxError, TypeError):
+                pass
+    return False, None
+
+
+def _pointer_params(scope: ModuleScope, fn: ast.FunctionDef) -> set[str]:
+    """Params that flow into the base of tl.load / tl.store / make_block_ptr (through locals and `+`)."""
+    param_names = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    assigned: dict[str, list[ast.expr]] = {}
+    bases: list[ast.expr] = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    assigned.setdefault(t.id, []).append(node.value)
+        elif isinstance(node, ast.Call):
+            r = scope.resolve(node.func) or ""
+            if r.startswith("triton.language.") and r.rsplit(".", 1)[1] in _POINTER_FUNCS:
+                base = _arg(node, "pointer", 0) or _arg(node, "base", 0)
+                if base is not None:
+                    bases.append(base)
+    found: set[str] = set()
+    seen: set[str] = set()
+
+    def trace(e: ast.expr) -> None:
+        if isinstance(e, ast.Name):
+            if e.id in param_names:
+                found.add(e.id)
+            if e.id not in seen:
+                seen.add(e.id)
+                for v in assigned.get(e.id, []):
+                    trace(v)
+        elif isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+            trace(e.left)
+        elif isinstance(e, ast.IfExp):
+            trace(e.body)
+            trace(e.orelse)
+        elif isinstance(e, ast.Call) and e.args and (scope.resolve(e.func) or "").endswith(".advance"):
+            trace(e.args[0])
+
+    for b in bases:
+        trace(b)
+    return found
+
+
+def _helpers(scope: ModuleScope, fn: ast.FunctionDef) -> list[str]:
+    names: list[str] = []
+    modules: list[str] = []
+    todo = [fn]
+    seen = {fn.name}
+    while todo:
+        cur = todo.pop()
+        for node in ast.walk(cur):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in scope.defs and f.id not in seen:
+                seen.add(f.id)
+                names.append(f.id)
+                todo.append(scope.defs[f.id])  # type: ignore[arg-type]
+                continue
+            root = f
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in scope.imports:
+                target = scope.imports[root.id]
+                if target.startswith("ws:"):
+                    mod = _module_name(target[3:].split(":")[0], scope.workspace_root)
+                    if mod not in modules:
+                        modules.append(mod)
+    return names + modules
+
+
+def _module_name(file: str, root: str | None) -> str:
+    base = os.path.abspath(root) if root else os.path.dirname(file)
+    rel = os.path.relpath(file, base)
+    rel = rel[:-3] if rel.endswith(".py") else rel
+    parts = rel.replace(os.sep, ".").split(".")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(p for p in parts if p and p != "..") or os.path.basename(file)
+
+
+def _hash(scope: ModuleScope, fn: ast.FunctionDef, k: KernelInfo) -> str:
+    lines = scope.text.splitlines()
+    h = hashlib.sha256()
+    h.update("\n".join(lines[k.decorator_line - 1:k.end_line]).encode())
+    for name in k.helpers:
+        helper = scope.defs.get(name)
+        if helper is not None:
+            h.update(b"\0" + scope.segment(helper).encode())
+    for hint in k.hints:
+        h.update(b"\0" + hint.text.encode())
+    h.update(b"\0" + repr(k.autotune_configs).encode() + repr(k.autotune_error).encode())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------- autotune configs
+def evaluate_configs(scope: ModuleScope, expr: ast.expr, target: str) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """Evaluate an autotune `configs=` expression with `triton.Config` recording and device queries stubbed.
+
+    Only the module-level defs and assignments the expression needs are run, in a namespace with no real
+    imports. Returns (configs, None) or (None, reason).
+    """
+    try:
+        ast.literal_eval(expr)
+        return None, "configs= is a literal that holds no triton.Config"
+    except (ValueError, SyntaxError, TypeError):
+        pass
+    needed = _closure(scope, expr)
+    ns = restricted_namespace(target, {n: scope.resolve_name(n) for n in scope.imports})
+    stmts = [s for s in scope.tree.body if id(s) in needed]
+    try:
+        for s in stmts + [expr]:
+            guard(s)
+        for s in stmts:
+            try:
+                run_limited(compile(ast.Module([s], []), scope.path, "exec"), ns)
+            except SandboxError:
+                raise
+            except Exception:  # noqa: BLE001 — an unneeded assignment may fail; a needed one shows below
+                continue
+        value = run_limited(compile(ast.Expression(expr), scope.path, "eval"), ns)
+        configs = list(value)
+    except SandboxError as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001
+        return None, f"{type(exc).__name__}: {exc}"
+    if not all(isinstance(c, dict) and "kwargs" in c for c in configs):
+        return None, "configs= did not evaluate to a list of triton.Config"
+    return configs, None
+
+
+def _closure(scope: ModuleScope, expr: ast.AST) -> set[int]:
+    """ids of the module-level statements an expression depends on (defs and assignments, transitively)."""
+    needed: set[int] = set()
+    todo = [expr]
+    seen: set[str] = set()
+    while todo:
+        node = todo.pop()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id not in seen:
+                seen.add(n.id)
+                if n.id in scope.defs:
+                    d = scope.defs[n.id]
+                    needed.add(id(d))
+                    todo.append(d)
+                for s in scope.assigns.get(n.id, []):
+                    needed.add(id(s))
+                    todo.append(s)
+    return needed
+
+
+# ---------------------------------------------------------------- restricted evaluation
+class SandboxError(Exception):
+    """Code that tritonlens refuses to evaluate, or that ran too long."""
+
+
+_SAFE_BUILTINS = {n: getattr(__builtins__, n, None) if not isinstance(__builtins__, dict) else __builtins__.get(n)
+                  for n in ("abs", "all", "any", "bool", "dict", "enumerate", "filter", "float", "int", "isinstance",
+                            "len", "list", "map", "max", "min", "pow", "range", "reversed", "round", "set",
+                            "sorted", "str", "sum", "tuple", "zip", "True", "False", "None", "ValueError",
+                            "KeyError", "TypeError", "Exception", "AssertionError", "RuntimeError",
+                            "NotImplementedError", "ImportError", "AttributeError", "divmod", "hasattr", "getattr",
+                            "frozenset")}
+_SAFE_BUILTINS["print"] = lambda *a, **k: None
+
+
+def guard(node: ast.AST) -> None:
+    """Refuse code that reaches for interpreter internals (dunder attributes) — the usual sandbox escapes."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr.startswith("_"):
+            raise SandboxError(f"not evaluated: uses `.{n.attr}`")
+        if isinstance(n, ast.Name) and n.id.startswith("__"):
+            raise SandboxError(f"not evaluated: uses `{n.id}`")
+        if isinstance(n, (ast.Global, ast.Nonlocal, ast.AsyncFunctionDef, ast.Await, ast.With, ast.AsyncWith)):
+            raise SandboxError(f"not evaluated: `{type(n).__name__}` statement")
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr") \
+                and len(n.args) > 1 and not (isinstance(n.args[1], ast.Constant) and
+                                             not str(n.args[1].value).startswith("_")):
+            raise SandboxError("not evaluated: getattr with a computed name")
+
+
+def run_limited(code: Any, ns: dict[str, Any], max_lines: int = 200_000) -> Any:
+    """eval/exec with a line budget, so a loop in config-building code cannot hang discovery."""
+    count = 0
+    filename = code.co_filename
+
+    def tracer(frame, event, arg):  # noqa: ANN001
+        nonlocal count
+        if frame.f_code.co_filename != filename:
+            return None
+        count += 1
+        if count > max_lines:
+            raise SandboxError(f"not evaluated: ran more than {max_lines} steps")
+        return tracer
+
+    old = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        return eval(code, ns)  # noqa: S307 — restricted namespace, guarded AST, no real imports
+    finally:
+        sys.settrace(old)
+
+
+class ConfigRecord(dict):
+    """What `triton.Config(...)` records: {"kwargs": {...}, "num_warps": 4, ...} (options only when given)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self:
+            return self[name]
+        if name in ("num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook"):
+            return None
+        raise AttributeError(name)
+
+
+def _config(kwargs: dict[str, Any] | None = None, num_warps: int | None = None, num_stages: int | None = None,
+            num_ctas: int | None = None, maxnreg: int | None = None, pre_hook: Any = None,
+            **options: Any) -> ConfigRecord:
+    rec = ConfigRecord(kwargs=dict(kwargs or {}))
+    for k, v in (("num_warps", num_warps), ("num_stages", num_stages), ("num_ctas", num_ctas),
+                 ("maxnreg", maxnreg), *options.items()):
+        if v is not None:
+            rec[k] = v
+    return rec
+
+
+def _stubs(target: str) -> dict[str, Any]:
+    """Stand-ins for `triton` and `torch` that answer device queries for `target`."""
+    t = Target.parse(target)
+    cap = (t.arch // 10, t.arch % 10) if t.is_cuda else (9, 4)
+    gpu_target = SimpleNamespace(backend=t.backend, arch=t.arch, warp_size=t.warp_size)
+    active = SimpleNamespace(get_current_target=lambda: gpu_target, get_current_device=lambda: 0,
+                             get_device_capability=lambda *a: cap)
+    driver = SimpleNamespace(active=active)
+
+    def next_power_of_2(n: int) -> int:
+        return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+    def cdiv(a: int, b: int) -> int:
+        return -(-a // b)
+
+    def passthrough(*a: Any, **k: Any) -> Any:
+        if len(a) == 1 and callable(a[0]) and not k:
+            return a[0]
+        return lambda f: f
+
+    language = SimpleNamespace(constexpr=lambda x=None: x, float16="fp16", bfloat16="bf16", float32="fp32")
+    runtime = SimpleNamespace(driver=driver, Config=_config, autotune=passthrough, heuristics=passthrough,
+                              jit=passthrough)
+    triton = SimpleNamespace(Config=_config, cdiv=cdiv, next_power_of_2=next_power_of_2, runtime=runtime,
+                             language=language, jit=passthrough, autotune=passthrough, heuristics=passthrough,
+                             __version__="3.6.0")
+    props = SimpleNamespace(multi_processor_count=132 if t.is_cuda else 304, major=cap[0], minor=cap[1],
+                            name="NVIDIA H100" if t.is_cuda else "AMD Instinct MI300X", gcnArchName=str(t.arch))
+    cuda = SimpleNamespace(get_device_capability=lambda *a: cap, is_available=lambda: True,
+                           get_device_properties=lambda *a: props, current_device=lambda: 0,
+                           get_device_name=lambda *a: props.name, device_count=lambda: 1)
+    torch = SimpleNamespace(cuda=cuda, version=SimpleNamespace(hip="6.2" if not t.is_cuda else None,
+                                                                 cuda="12.8" if t.is_cuda else None),
+                            float16="fp16", bfloat16="bf16", float32="fp32")
+    return {"triton": triton, "torch": torch}
+
+
+def _lookup(roots: dict[str, Any], dotted: str) -> Any:
+    parts = dotted.split(".")
+    obj = roots.get(parts[0])
+    for p in parts[1:]:
+        if obj is None:
+            return None
+        obj = getattr(obj, p, None)
+    return obj
+
+
+def restricted_namespace(target: str, imports: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """A namespace for guarded code: safe builtins, stubbed triton/torch, no real imports."""
+    roots = _stubs(target)
+
+    def fake_import(name: str, globals=None, locals=None, fromlist=(), level=0):  # noqa: ANN001
+        if level or name.split(".")[0] not in roots:
+            raise ImportError(f"not evaluated: imports {name}")
+        return _lookup(roots, name) if fromlist else roots[name.split(".")[0]]
+
+    builtins = dict(_SAFE_BUILTINS, __import__=fake_import)
+    ns: dict[str, Any] = {"__builtins__": builtins, "__name__": "tritonlens_sandbox"}
+    for local, dotted in (imports or {}).items():
+        if dotted and not dotted.startswith(("ws:", "relative:")):
+            obj = _lookup(roots, dotted)
+            if obj is not None:
+                ns[local] = obj
+    return ns
