@@ -1,0 +1,379 @@
+"""The specializations of a kernel to compile: one `Spec` per capture, hint line, launch site or autotune config.
+
+Values come, in order of trust, from: captured launches, hint comments, literal launch sites, defaults in the
+`def`, autotune configs, heuristics. What none of them gives stays unknown — a constexpr without a value is listed
+in `Spec.missing` and reported (SRC002), never guessed. Unset runtime arguments are typed the way a torch launch
+would specialize them: pointers `*fp32` 16-byte aligned, integers `i32` with no known divisibility.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .discover import SandboxError, guard, restricted_namespace, run_limited
+from .hints import OPTION_NAMES, HintValue, parse_value
+from .launches import LaunchSite
+from .model import Finding, KernelInfo, Param, Spec, Target
+
+TRITON_DEFAULT_OPTIONS = {"cuda": {"num_warps": 4, "num_stages": 3}, "hip": {"num_warps": 4, "num_stages": 2}}
+ASSUMED = "assumed (torch launch)"
+
+
+@dataclass
+class _Value:
+    """A parameter's specialization: a runtime type (with divisibility) or a constant (constexpr / ==1 / None)."""
+
+    kind: str  # "type" | "const"
+    origin: str
+    type: str | None = None
+    divisibility: int | None = None
+    value: Any = None  # the constant, or the known runtime value of a scalar (for heuristics)
+    known: bool = False
+
+
+@dataclass
+class _Draft:
+    label: str
+    params: dict[str, _Value] = field(default_factory=dict)
+    options: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    exprs: dict[str, str] = field(default_factory=dict)  # launch-site expressions for params it could not evaluate
+
+
+# ---------------------------------------------------------------- entry point
+def build_specs(kernel: KernelInfo, target: str, launches: list[LaunchSite] | None = None,
+                captures: list[dict[str, Any]] | None = None) -> tuple[list[Spec], list[Finding]]:
+    findings: list[Finding] = _hint_findings(kernel)
+    capture_specs, capture_findings = _capture_specs(kernel, target, captures or [])
+    findings += capture_findings
+    if capture_specs:
+        return _dedupe(capture_specs), findings
+
+    names = [p.name for p in kernel.params]
+    launch_drafts: list[_Draft] = []
+    for site in launches or []:
+        values, exprs = site.bind(names)
+        d = _Draft(label=f"launch at {_short(site.path)}:{site.line}", exprs=exprs)
+        origin = f"launch at {_short(site.path)}:{site.line}"
+        for name, value in values.items():
+            _set(kernel, d, name, HintValue("literal", value=value), origin)
+        launch_drafts.append(d)
+
+    drafts: list[_Draft] = []
+    for hint in kernel.hints:
+        d = _Draft(label=f"hint line {hint.line}")
+        for name, raw in hint.values.items():
+            p = kernel.param(name)
+            try:
+                hv = parse_value(raw, is_option=p is None and name in OPTION_NAMES,
+                                 is_constexpr=bool(p and p.is_constexpr))
+            except ValueError:
+                continue
+            _set(kernel, d, name, hv, f"hint line {hint.line}")
+        _fill_from_agreeing_launches(kernel, d, launch_drafts)
+        drafts.append(d)
+    if not drafts:
+        drafts = launch_drafts or [_Draft(label="defaults")]
+
+    specs: list[Spec] = []
+    reasons: dict[str, str] = {}
+    for d in drafts:
+        for spec in _expand(kernel, d, target, reasons):
+            specs.append(spec)
+    specs = _dedupe(specs)
+    findings += _missing_findings(kernel, specs, launch_drafts, reasons)
+    return specs, findings
+
+
+def spec_to_compile_args(spec: Spec, kernel: KernelInfo) -> tuple[dict[str, str], dict[tuple[int, ...], Any],
+                                                                   dict[tuple[int, ...], list[list[Any]]]]:
+    """(signature, constexprs, attrs) exactly as `triton.compiler.ASTSource(fn, signature, constexprs, attrs)` takes
+    them in triton 3.6: signature by name (constexprs, ==1 and None included as "constexpr"), constexprs and attrs
+    keyed by `(param index,)` paths, divisibility as `[["tt.divisibility", 16]]` (what `BaseBackend.parse_attr`
+    makes of a launch's "D")."""
+    if spec.missing:
+        raise ValueError(f"spec {spec.label!r} cannot compile: no value for {', '.join(spec.missing)}")
+    signature: dict[str, str] = {}
+    constexprs: dict[tuple[int, ...], Any] = {}
+    attrs: dict[tuple[int, ...], list[list[Any]]] = {}
+    for p in kernel.params:
+        ty = spec.signature.get(p.name, "constexpr" if p.is_constexpr else "i32")
+        signature[p.name] = ty
+        if ty == "constexpr":
+            constexprs[(p.index,)] = spec.constants.get(p.name)
+        elif spec.attrs.get(p.name, {}).get("divisibility") == 16:
+            attrs[(p.index,)] = [["tt.divisibility", 16]]
+    return signature, constexprs, attrs
+
+
+# ---------------------------------------------------------------- values
+def _set(kernel: KernelInfo, d: _Draft, name: str, hv: HintValue, origin: str) -> None:
+    p = kernel.param(name)
+    if p is None:
+        if name in OPTION_NAMES:
+            d.options[name] = (hv.value, origin)
+        return
+    v = _value_of(kernel, p, hv, origin)
+    if v is not None:
+        d.params[name] = v
+
+
+def _value_of(kernel: KernelInfo, p: Param, hv: HintValue, origin: str) -> _Value | None:
+    no_spec = p.name in kernel.do_not_specialize
+    no_align = no_spec or p.name in kernel.do_not_specialize_on_alignment
+    if p.is_constexpr:
+        return _Value("const", origin, value=hv.value, known=True) if hv.kind == "literal" else None
+    if hv.kind == "pointer":
+        return _Value("type", origin, type=f"*{hv.type}", divisibility=None if no_align else hv.divisibility)
+    if hv.kind == "scalar":
+        return _Value("type", origin, type=hv.type, divisibility=None if no_align else hv.divisibility)
+    value = hv.value
+    # the way triton 3.6's specialize_impl types a runtime argument of a real launch
+    if value is None:
+        return _Value("const", origin, value=None, known=True)
+    if isinstance(value, bool):
+        return _Value("type", origin, type="u1", value=value, known=True)
+    if isinstance(value, int):
+        if value == 1 and not no_spec:
+            return _Value("const", origin, value=1, known=True)
+        ty = "i32" if -2**31 <= value < 2**31 else "u64" if value >= 2**63 else "i64"
+        div = 16 if value % 16 == 0 and not no_align else None
+        return _Value("type", origin, type=ty, divisibility=div, value=value, known=True)
+    if isinstance(value, float):
+        return _Value("type", origin, type="fp32", value=value, known=True)
+    return None
+
+
+def _fill_from_agreeing_launches(kernel: KernelInfo, d: _Draft, launches: list[_Draft]) -> None:
+    """A constexpr a hint leaves unset takes the launch sites' literal when they all pass the same one."""
+    if not launches:
+        return
+    for p in kernel.params:
+        if not p.is_constexpr or p.name in d.params:
+            continue
+        seen = [ld.params.get(p.name) for ld in launches]
+        if all(v is not None for v in seen) and len({repr(v.value) for v in seen}) == 1:  # type: ignore[union-attr]
+            d.params[p.name] = seen[0]  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- expansion
+def _expand(kernel: KernelInfo, d: _Draft, target: str, reasons: dict[str, str]) -> list[Spec]:
+    configs = kernel.autotune_configs or []
+    config_keys: set[str] = set()
+    for c in configs:
+        config_keys |= set(c.get("kwargs", {})) | {k for k in c if k != "kwargs"}
+    set_keys = set(d.params) | set(d.options)
+    if configs and not config_keys <= set_keys:
+        return [_finish(kernel, d, target, c, f"autotune config {i}/{len(configs)}", reasons)
+                for i, c in enumerate(configs, 1)]
+    return [_finish(kernel, d, target, None, None, reasons)]
+
+
+def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] | None, config_label: str | None,
+            reasons: dict[str, str]) -> Spec:
+    values: dict[str, _Value] = dict(d.params)
+    options: dict[str, tuple[Any, str]] = dict(d.options)
+    if config is not None:
+        for k, v in config.get("kwargs", {}).items():
+            p = kernel.param(k)
+            if p is not None and k not in values:
+                hv = HintValue("literal", value=v)
+                got = _value_of(kernel, p, hv, config_label or "autotune config")
+                if got is not None:
+                    values[k] = got
+        for k, v in config.items():
+            if k != "kwargs" and k not in options:
+                options[k] = (v, config_label or "autotune config")
+    for p in kernel.params:
+        if p.name in values or p.name in kernel.heuristics:
+            continue
+        if p.has_default and p.default_known:
+            got = _value_of(kernel, p, HintValue("literal", value=p.default), "default in def")
+            if got is not None:
+                values[p.name] = got
+                continue
+        if not p.is_constexpr:
+            if p.is_pointer:
+                values[p.name] = _Value("type", ASSUMED, type="*fp32",
+                                        divisibility=None if _no_align(kernel, p) else 16)
+            else:
+                values[p.name] = _Value("type", ASSUMED, type="i32")
+    _apply_heuristics(kernel, values, target, reasons)
+
+    signature: dict[str, str] = {}
+    constants: dict[str, Any] = {}
+    attrs: dict[str, dict[str, Any]] = {}
+    origins: dict[str, str] = {}
+    missing: list[str] = []
+    for p in kernel.params:
+        v = values.get(p.name)
+        if v is None:
+            signature[p.name] = "constexpr"
+            missing.append(p.name)
+            if kernel.autotune_error and p.name not in kernel.heuristics:
+                reasons.setdefault(p.name, f"the autotune configs could not be evaluated ({kernel.autotune_error})")
+            continue
+        origins[p.name] = v.origin
+        if v.kind == "const":
+            signature[p.name] = "constexpr"
+            constants[p.name] = v.value
+        else:
+            signature[p.name] = v.type or "i32"
+            if v.divisibility == 16:
+                attrs[p.name] = {"divisibility": 16}
+    backend = Target.parse(target).backend
+    for k, default in TRITON_DEFAULT_OPTIONS[backend].items():
+        options.setdefault(k, (default, "triton default"))
+    label = d.label if config_label is None else (config_label if d.label == "defaults"
+                                                   else f"{d.label} × {config_label}")
+    return Spec(signature=signature, constants=constants, attrs=attrs,
+                options={k: v for k, (v, _) in options.items()}, target=target,
+                origins={**origins, **{k: o for k, (_, o) in options.items()}}, label=label, missing=missing)
+
+
+def _no_align(kernel: KernelInfo, p: Param) -> bool:
+    return p.name in kernel.do_not_specialize or p.name in kernel.do_not_specialize_on_alignment
+
+
+class _Unknown(KeyError):
+    pass
+
+
+class _Args(dict):
+    def __missing__(self, key: str) -> Any:
+        raise _Unknown(key)
+
+
+def _apply_heuristics(kernel: KernelInfo, values: dict[str, _Value], target: str, reasons: dict[str, str]) -> None:
+    if not kernel.heuristics:
+        return
+    known = _Args({n: v.value for n, v in values.items() if v.known})
+    for name, source in kernel.heuristics.items():
+        if name in values:
+            continue  # set by a hint / capture / launch: the user's word wins
+        try:
+            tree = ast.parse(source.strip(), mode="eval")
+            guard(tree)
+            ns = restricted_namespace(target, {"triton": "triton", "tl": "triton.language", "torch": "torch"})
+            fn = run_limited(compile(tree, "<heuristic>", "eval"), ns)
+            result = fn(known)
+        except _Unknown as exc:
+            reasons[name] = (f"@triton.heuristics computes it from {exc.args[0]}, which is known only at launch")
+            continue
+        except (SandboxError, Exception) as exc:  # noqa: BLE001
+            reasons[name] = f"its @triton.heuristics lambda could not be evaluated ({type(exc).__name__}: {exc})"
+            continue
+        p = kernel.param(name)
+        if p is not None:
+            got = _value_of(kernel, p, HintValue("literal", value=result), "heuristics")
+            if got is not None:
+                values[name] = got
+                known[name] = result
+
+
+# ---------------------------------------------------------------- captures
+def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any]]) -> tuple[list[Spec],
+                                                                                              list[Finding]]:
+    specs: list[Spec] = []
+    findings: list[Finding] = []
+    names = [p.name for p in kernel.params]
+    n = 0
+    for cap in captures:
+        if not isinstance(cap, dict) or cap.get("kernel") not in (kernel.name, kernel.func_name):
+            continue
+        cpath = cap.get("path")
+        if isinstance(cpath, str) and cpath and not _same_file(kernel.path, cpath):
+            continue
+        sig = cap.get("signature")
+        if not isinstance(sig, dict) or not all(isinstance(v, str) for v in sig.values()):
+            continue
+        n += 1
+        where = cpath or "captures"
+        if list(sig) != names:
+            added = [x for x in names if x not in sig]
+            removed = [x for x in sig if x not in names]
+            parts = ([f"added {', '.join(added)}"] if added else []) + \
+                    ([f"removed {', '.join(removed)}"] if removed else [])
+            findings.append(Finding(kernel.path, kernel.def_line, kernel.col, kernel.def_line,
+                                    kernel.col + 4 + len(kernel.func_name), "SRC003", "info",
+                                    f"capture from {where} no longer fits: parameters changed "
+                                    f"({'; '.join(parts) or 'reordered'})", kernel=kernel.name,
+                                    data={"capture": n}))
+            continue
+        constants = cap.get("constants") if isinstance(cap.get("constants"), dict) else {}
+        attrs_in = cap.get("attrs") if isinstance(cap.get("attrs"), dict) else {}
+        attrs = {k: {"divisibility": 16} for k, v in attrs_in.items()
+                 if isinstance(v, dict) and v.get("divisibility") == 16 and sig.get(k) != "constexpr"}
+        opts_in = cap.get("options") if isinstance(cap.get("options"), dict) else {}
+        options = {k: v for k, v in opts_in.items() if k in OPTION_NAMES and isinstance(v, (int, float, bool, str))}
+        for k, default in TRITON_DEFAULT_OPTIONS[Target.parse(target).backend].items():
+            options.setdefault(k, default)
+        missing = [x for x, t in sig.items() if t == "constexpr" and x not in constants]
+        specs.append(Spec(signature=dict(sig), constants={k: v for k, v in constants.items() if k in sig},
+                          attrs=attrs, options=options, target=target,
+                          origins={k: "capture" for k in list(sig) + list(options)}, label=f"capture {n}",
+                          missing=missing))
+    return specs, findings
+
+
+def _same_file(kernel_path: str, capture_path: str) -> bool:
+    a = os.path.normpath(kernel_path).replace(os.sep, "/")
+    b = os.path.normpath(capture_path).replace(os.sep, "/")
+    return a == b or a.endswith("/" + b.lstrip("./"))
+
+
+# ---------------------------------------------------------------- findings
+def _hint_findings(kernel: KernelInfo) -> list[Finding]:
+    out = []
+    for hint in kernel.hints:
+        spans = hint.error_spans or [(hint.col, hint.col + len(hint.text))] * len(hint.errors)
+        for msg, (start, end) in zip(hint.errors, spans):
+            out.append(Finding(kernel.path, hint.line, start, hint.line, end, "SRC004", "warning",
+                               f"bad tritonlens hint: {msg}", kernel=kernel.name))
+    return out
+
+
+def _missing_findings(kernel: KernelInfo, specs: list[Spec], launches: list[_Draft],
+                      reasons: dict[str, str]) -> list[Finding]:
+    out = []
+    done: set[str] = set()
+    for spec in specs:
+        for name in spec.missing:
+            if name in done:
+                continue
+            done.add(name)
+            p = kernel.param(name)
+            if p is None:
+                continue
+            candidates: list[str] = []
+            for ld in launches:
+                text = ld.exprs.get(name)
+                if text and text not in candidates:
+                    candidates.append(text)
+                v = ld.params.get(name)
+                if v is not None and repr(v.value) not in candidates:
+                    candidates.append(repr(v.value))
+            msg = f"{name} has no value: add a hint `# tritonlens: {name}=...`"
+            if candidates:
+                msg += f" (launch sites pass {', '.join(candidates)})"
+            if name in reasons:
+                msg += f"; {reasons[name]}"
+            out.append(Finding(kernel.path, p.line, p.col, p.line, p.end_col, "SRC002", "info", msg,
+                               kernel=kernel.name, data={"param": name, "candidates": candidates}))
+    return out
+
+
+def _dedupe(specs: list[Spec]) -> list[Spec]:
+    seen: set[str] = set()
+    out = []
+    for s in specs:
+        k = s.key() + repr(s.missing)
+        if k not in seen:
+            seen.add(k)
+            out.append(s)
+    return out
+
+
+def _short(path: str) -> str:
+    return os.path.basename(path)
