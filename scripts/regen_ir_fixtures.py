@@ -13,6 +13,8 @@ import os
 
 # Remarks are printed by MLIR's diagnostic handler only when this is set before triton is imported.
 os.environ["MLIR_ENABLE_DIAGNOSTICS"] = "remarks"
+# A cache hit skips the passes that print remarks: always compile.
+os.environ["TRITON_ALWAYS_COMPILE"] = "1"
 
 import importlib.util  # noqa: E402
 import subprocess  # noqa: E402
