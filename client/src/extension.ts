@@ -1,0 +1,229 @@
+// Activation: wires the server, the IR documents, the status bar and the commands together.
+
+import type * as vscode from 'vscode';
+import {
+  IR_DOCUMENT_REQUEST,
+  IR_SCHEME,
+  IrDocumentProvider,
+  IrRequest,
+  IrResult,
+  Stage,
+  countLines,
+  languageForStage,
+  lineRanges,
+  parseIrQuery,
+  parseShowIrArgs,
+} from './irDocuments';
+import { ServerManager } from './server';
+import { KNOWN_TARGETS } from './settings';
+import { ClientState, ServerStatus, statusView } from './status';
+import * as vscodeapi from './vscodeapi';
+
+const STAGE_COMMANDS: [string, Stage][] = [
+  ['tritonlens.showTtir', 'ttir'],
+  ['tritonlens.showTtgir', 'ttgir'],
+  ['tritonlens.showLlir', 'llir'],
+  ['tritonlens.showPtx', 'ptx'],
+  ['tritonlens.showSass', 'sass'],
+  ['tritonlens.showAmdgcn', 'amdgcn'],
+];
+
+let manager: ServerManager | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = vscodeapi.createOutputChannel('tritonlens');
+  const statusItem = vscodeapi.createStatusBarItem('tritonlens.status', 50);
+  statusItem.name = 'tritonlens';
+  statusItem.command = 'tritonlens.selectTarget';
+  const highlight = vscodeapi.createLineHighlight();
+  context.subscriptions.push(log, statusItem, highlight);
+
+  let clientState: ClientState = 'stopped';
+  let serverStatus: ServerStatus | undefined;
+  const render = () => {
+    const view = statusView(clientState, manager?.currentSettings.target ?? 'auto', serverStatus);
+    statusItem.text = view.text;
+    statusItem.tooltip = view.tooltip;
+    statusItem.show();
+  };
+
+  const server = new ServerManager(
+    context.extensionPath,
+    log,
+    (state) => {
+      clientState = state;
+      if (state !== 'running') {
+        serverStatus = undefined;
+      }
+      render();
+    },
+    (status) => {
+      const finished = serverStatus?.state === 'compiling' && status.state === 'idle';
+      serverStatus = status;
+      render();
+      if (finished) {
+        void irDocuments.refreshAll().then(() => rehighlightVisible());
+      }
+    },
+  );
+  manager = server;
+
+  const irDocuments = new IrDocumentProvider(async (params) => {
+    const client = server.languageClient;
+    if (!client) {
+      return undefined;
+    }
+    return client.sendRequest<IrResult | null>(IR_DOCUMENT_REQUEST, params);
+  });
+  context.subscriptions.push(irDocuments, vscodeapi.registerTextDocumentContentProvider(IR_SCHEME, irDocuments));
+
+  // The source line each visible IR editor highlights, keyed by its URI.
+  const shownLine = new Map<string, number | null>();
+
+  const highlightIn = (editor: vscode.TextEditor, result: IrResult, reveal: boolean) => {
+    const lines = lineRanges(result.ranges, countLines(result.text));
+    vscodeapi.highlightLines(editor, highlight, lines, reveal);
+  };
+
+  async function showIr(arg: unknown): Promise<void> {
+    const request = parseShowIrArgs(arg);
+    if (!request) {
+      log.warn(`tritonlens.showIr: bad arguments ${JSON.stringify(arg)}`);
+      return;
+    }
+    if (!server.languageClient) {
+      void vscodeapi.showWarningMessage('tritonlens: the server is not running, so there is no IR to show.');
+      return;
+    }
+    const fetched = await irDocuments.fetch(request);
+    if (!fetched) {
+      const where = request.kernel ?? (request.line !== null ? `the kernel at line ${request.line + 1}` : 'this file');
+      void vscodeapi.showInformationMessage(
+        `tritonlens: no ${request.stage.toUpperCase()} for ${where} yet. Save the file to compile it (the target may not produce this stage).`,
+      );
+      return;
+    }
+    const editor = await vscodeapi.openBeside(vscodeapi.parseUri(fetched.uri), languageForStage(request.stage));
+    shownLine.set(editor.document.uri.toString(), request.line);
+    highlightIn(editor, fetched.result, true);
+    log.info(`${fetched.key.kernel} ${request.stage} [${fetched.result.target}, ${fetched.result.spec}]`);
+  }
+
+  function rehighlightVisible(): void {
+    for (const editor of vscodeapi.visibleTextEditors()) {
+      if (editor.document.uri.scheme !== IR_SCHEME) {
+        continue;
+      }
+      const key = parseIrQuery(editor.document.uri.query);
+      const result = key && irDocuments.get(key);
+      if (result) {
+        highlightIn(editor, result, false);
+      }
+    }
+  }
+
+  // Follow the cursor: when it moves to another line of a source file whose IR is open beside it,
+  // ask for that line's ranges.
+  let followTimer: NodeJS.Timeout | undefined;
+  const lastSourceLine = new Map<string, number>();
+  const follow = (e: vscode.TextEditorSelectionChangeEvent) => {
+    const doc = e.textEditor.document;
+    if (doc.uri.scheme !== 'file' || doc.languageId !== 'python') {
+      return;
+    }
+    const source = doc.uri.toString();
+    const line = e.selections[0]?.active.line ?? 0;
+    if (lastSourceLine.get(source) === line) {
+      return;
+    }
+    lastSourceLine.set(source, line);
+    clearTimeout(followTimer);
+    followTimer = setTimeout(async () => {
+      for (const editor of vscodeapi.visibleTextEditors()) {
+        const key = editor.document.uri.scheme === IR_SCHEME ? parseIrQuery(editor.document.uri.query) : undefined;
+        if (!key || key.uri !== source || shownLine.get(editor.document.uri.toString()) === line) {
+          continue;
+        }
+        shownLine.set(editor.document.uri.toString(), line);
+        try {
+          const fetched = await irDocuments.fetch({ ...key, line });
+          if (fetched) {
+            highlightIn(editor, fetched.result, true);
+          }
+        } catch (err) {
+          log.debug(`follow cursor: ${err}`);
+        }
+      }
+    }, 200);
+  };
+
+  const activeSourceRequest = (stage: Stage): IrRequest | undefined => {
+    const editor = vscodeapi.activeTextEditor();
+    if (!editor || editor.document.languageId !== 'python') {
+      void vscodeapi.showInformationMessage('tritonlens: put the cursor in a @triton.jit kernel of a Python file.');
+      return undefined;
+    }
+    return { uri: editor.document.uri.toString(), kernel: null, stage, line: editor.selection.active.line };
+  };
+
+  context.subscriptions.push(
+    ...STAGE_COMMANDS.map(([command, stage]) =>
+      vscodeapi.registerCommand(command, async () => {
+        const request = activeSourceRequest(stage);
+        if (request) {
+          await showIr([request]);
+        }
+      }),
+    ),
+    vscodeapi.registerCommand('tritonlens.showIr', (...args: unknown[]) => showIr(args)),
+    vscodeapi.registerCommand('tritonlens.recompile', (...args: unknown[]) =>
+      server.executeServerCommand('tritonlens.recompile', args),
+    ),
+    vscodeapi.registerCommand('tritonlens.profileKernel', (...args: unknown[]) =>
+      server.executeServerCommand('tritonlens.profileKernel', args),
+    ),
+    vscodeapi.registerCommand('tritonlens.restartServer', () => server.restart()),
+    vscodeapi.registerCommand('tritonlens.showOutput', () => log.show()),
+    vscodeapi.registerCommand('tritonlens.selectTarget', async () => {
+      const current = server.currentSettings.target;
+      const items = KNOWN_TARGETS.map((t) => ({
+        label: t.target,
+        description: t.target === current ? `${t.description} (current)` : t.description,
+        picked: t.target === current,
+      }));
+      const pick = await vscodeapi.showQuickPick(items, { title: 'tritonlens: compile for which GPU?', placeHolder: current });
+      if (pick && pick.label !== current) {
+        await vscodeapi.updateSetting('tritonlens', 'target', pick.label);
+      }
+    }),
+    vscodeapi.onDidChangeTextEditorSelection(follow),
+    vscodeapi.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('tritonlens')) {
+        await server.settingsChanged();
+        render();
+      }
+    }),
+    vscodeapi.onDidGrantWorkspaceTrust(() => server.start()),
+    { dispose: () => clearTimeout(followTimer) },
+  );
+
+  const python = await server.pythonApi();
+  if (python) {
+    context.subscriptions.push(
+      python.onDidChangeActiveEnvironment(() => {
+        if (server.followsPythonExtension || !server.languageClient) {
+          log.info('The Python extension changed the interpreter; restarting the server.');
+          void server.restart();
+        }
+      }),
+    );
+  }
+
+  render();
+  await server.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await manager?.stop();
+  manager = undefined;
+}

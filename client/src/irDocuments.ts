@@ -1,0 +1,215 @@
+// IR documents: `tritonlens-ir:` URIs whose text comes from the server's `tritonlens/irDocument`
+// request, and the IR line ranges that belong to a source line.
+
+import * as vscodeapi from './vscodeapi';
+
+export const IR_SCHEME = 'tritonlens-ir';
+export const IR_DOCUMENT_REQUEST = 'tritonlens/irDocument';
+
+export type Stage = 'ttir' | 'ttgir' | 'llir' | 'ptx' | 'sass' | 'amdgcn';
+export const STAGES: readonly Stage[] = ['ttir', 'ttgir', 'llir', 'ptx', 'sass', 'amdgcn'];
+
+/** Our language ids and the file extension used in IR URIs (so the tab title says what it is). */
+const STAGE_LANGUAGE: Record<Stage, { languageId: string; ext: string }> = {
+  ttir: { languageId: 'tritonlens-ttir', ext: 'ttir' },
+  ttgir: { languageId: 'tritonlens-ttgir', ext: 'ttgir' },
+  llir: { languageId: 'tritonlens-llvm-ir', ext: 'llir' },
+  ptx: { languageId: 'tritonlens-ptx', ext: 'ptx' },
+  sass: { languageId: 'tritonlens-sass', ext: 'nvsass' },
+  amdgcn: { languageId: 'tritonlens-amdgcn', ext: 'amdgcn' },
+};
+
+export function isStage(value: unknown): value is Stage {
+  return typeof value === 'string' && (STAGES as readonly string[]).includes(value);
+}
+
+export function languageForStage(stage: Stage): string {
+  return STAGE_LANGUAGE[stage].languageId;
+}
+
+/** Params of `tritonlens/irDocument` (also the argument of the `tritonlens.showIr` command). */
+export interface IrRequest {
+  uri: string;
+  kernel: string | null;
+  stage: Stage;
+  line: number | null;
+}
+
+export interface IrLineRange {
+  start: number;
+  end: number;
+}
+
+export interface IrResult {
+  text: string;
+  languageId: string;
+  path: string | null;
+  ranges: IrLineRange[];
+  kernel: string;
+  spec: string;
+  target: string;
+}
+
+/** What names one IR document: the same kernel and stage of the same file is one tab, whatever the line. */
+export interface IrDocumentKey {
+  uri: string;
+  kernel: string;
+  stage: Stage;
+}
+
+export function irUri(key: IrDocumentKey): string {
+  const file = key.uri.split('/').pop() || 'source';
+  const path = `/${encodeURIComponent(decodeURIComponent(file))}/${encodeURIComponent(key.kernel)}.${STAGE_LANGUAGE[key.stage].ext}`;
+  const query = encodeURIComponent(JSON.stringify({ uri: key.uri, kernel: key.kernel, stage: key.stage }));
+  return `${IR_SCHEME}:${path}?${query}`;
+}
+
+/** The key back from a URI's (decoded) query, or undefined if it is not one of ours. */
+export function parseIrQuery(query: string): IrDocumentKey | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(query);
+  } catch {
+    return undefined;
+  }
+  const v = value as Partial<IrDocumentKey>;
+  if (typeof v?.uri !== 'string' || typeof v.kernel !== 'string' || !isStage(v.stage)) {
+    return undefined;
+  }
+  return { uri: v.uri, kernel: v.kernel, stage: v.stage };
+}
+
+export function keyString(key: IrDocumentKey): string {
+  return JSON.stringify([key.uri, key.kernel, key.stage]);
+}
+
+/**
+ * Server ranges → editor lines: clamped to the document, empty or inverted ones dropped,
+ * sorted, overlapping and adjacent ones merged.
+ */
+export function lineRanges(ranges: readonly IrLineRange[] | undefined, lineCount: number): IrLineRange[] {
+  if (!ranges || lineCount <= 0) {
+    return [];
+  }
+  const clamped = ranges
+    .filter((r) => Number.isInteger(r.start) && Number.isInteger(r.end) && r.end >= r.start)
+    .map((r) => ({ start: Math.max(0, r.start), end: Math.min(lineCount - 1, r.end) }))
+    .filter((r) => r.start <= r.end)
+    .sort((a, b) => a.start - b.start);
+  const merged: IrLineRange[] = [];
+  for (const r of clamped) {
+    const last = merged[merged.length - 1];
+    if (last && r.start <= last.end + 1) {
+      last.end = Math.max(last.end, r.end);
+    } else {
+      merged.push({ ...r });
+    }
+  }
+  return merged;
+}
+
+export function countLines(text: string): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) {
+    n++;
+  }
+  return n;
+}
+
+/** Parses the argument of `tritonlens.showIr` (from hovers, code lenses or our own commands). */
+export function parseShowIrArgs(arg: unknown): IrRequest | undefined {
+  const a = (Array.isArray(arg) ? arg[0] : arg) as Partial<IrRequest> | undefined;
+  if (!a || typeof a.uri !== 'string' || !isStage(a.stage)) {
+    return undefined;
+  }
+  return {
+    uri: a.uri,
+    kernel: typeof a.kernel === 'string' ? a.kernel : null,
+    stage: a.stage,
+    line: typeof a.line === 'number' && Number.isInteger(a.line) && a.line >= 0 ? a.line : null,
+  };
+}
+
+/** A `command:` link that opens an IR document, as the server puts in hovers. */
+export function showIrCommandLink(args: IrRequest): string {
+  return `command:tritonlens.showIr?${encodeURIComponent(JSON.stringify([args]))}`;
+}
+
+export type SendIrRequest = (params: IrRequest) => Promise<IrResult | null | undefined>;
+
+interface Entry {
+  result: IrResult;
+  /** The source line last asked for, so a refresh after a recompile keeps the same highlight. */
+  line: number | null;
+}
+
+/**
+ * The content provider. `show` asks the server (with the cursor's line, for the ranges) and keeps the
+ * answer; VS Code then reads the text through `provideTextDocumentContent`.
+ */
+export class IrDocumentProvider {
+  private readonly entries = new Map<string, Entry>();
+  private readonly changed = vscodeapi.newEventEmitter<vscodeapi.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly send: SendIrRequest) {}
+
+  /** Asks the server for one kernel's IR; returns the URI to open, or undefined when nothing is compiled. */
+  async fetch(request: IrRequest): Promise<{ uri: string; key: IrDocumentKey; result: IrResult } | undefined> {
+    const result = await this.send(request);
+    if (!result || typeof result.text !== 'string') {
+      return undefined;
+    }
+    const key: IrDocumentKey = { uri: request.uri, kernel: result.kernel ?? request.kernel ?? 'kernel', stage: request.stage };
+    const k = keyString(key);
+    const previous = this.entries.get(k);
+    this.entries.set(k, { result, line: request.line });
+    const uri = irUri(key);
+    if (previous && previous.result.text !== result.text) {
+      this.changed.fire(vscodeapi.parseUri(uri));
+    }
+    return { uri, key, result };
+  }
+
+  async provideTextDocumentContent(uri: { query: string }): Promise<string> {
+    const key = parseIrQuery(uri.query);
+    if (!key) {
+      return '// tritonlens: not an IR document URI';
+    }
+    const entry = this.entries.get(keyString(key));
+    if (entry) {
+      return entry.result.text;
+    }
+    // Opened without `show` (e.g. a restored tab): ask for the whole kernel.
+    const fetched = await this.fetch({ ...key, line: null });
+    return fetched?.result.text ?? `// tritonlens: ${key.kernel} has not been compiled yet; save ${key.uri} to compile it.`;
+  }
+
+  get(key: IrDocumentKey): IrResult | undefined {
+    return this.entries.get(keyString(key))?.result;
+  }
+
+  /** Re-asks the server for every document it has shown (after a recompile); fires a change where text moved. */
+  async refreshAll(): Promise<void> {
+    const all = [...this.entries.entries()];
+    await Promise.all(
+      all.map(async ([k, entry]) => {
+        const [uri, kernel, stage] = JSON.parse(k) as [string, string, Stage];
+        try {
+          await this.fetch({ uri, kernel, stage, line: entry.line });
+        } catch {
+          // The server may be restarting; the next show or save will fetch again.
+        }
+      }),
+    );
+  }
+
+  forget(key: IrDocumentKey): void {
+    this.entries.delete(keyString(key));
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+    this.entries.clear();
+  }
+}
