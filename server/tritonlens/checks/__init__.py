@@ -1,0 +1,156 @@
+"""Rules: one small pure function per code, registered with `@rule`. Input: a `CheckContext` (the parsed artefacts of
+one (kernel, spec, target) compile). Output: findings. No I/O, no pygls, no triton import."""
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable, Iterable
+
+from ..model import Artifacts, Finding, KernelInfo, Spec
+from ..settings import Settings
+
+log = logging.getLogger(__name__)
+
+DOCS_URL = "https://github.com/tritonlens/tritonlens/blob/main/docs/rules/{code}.md"
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    severity: str  # default severity
+    fn: Callable[["CheckContext"], Iterable[Finding]] | None
+    summary: str = ""
+
+    @property
+    def doc_url(self) -> str:
+        return DOCS_URL.format(code=self.code)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(code: str, name: str, severity: str, summary: str = ""):
+    def register(fn):
+        RULES[code] = Rule(code, name, severity, fn, summary or (fn.__doc__ or "").strip().split("\n")[0])
+        return fn
+    return register
+
+
+def register_meta(code: str, name: str, severity: str, summary: str) -> None:
+    """Rules produced outside checks/ (SRC001 from compile errors, SRC002 from specs) still need a catalogue entry."""
+    RULES.setdefault(code, Rule(code, name, severity, None, summary))
+
+
+register_meta("SRC001", "compile-error", "error", "Triton could not compile the kernel (or Python could not parse the file)")
+register_meta("SRC002", "missing-specialization", "info", "a constexpr has no value from captures, hints, configs or defaults")
+register_meta("SRC003", "stale-capture", "info", "a captured launch no longer fits the kernel's parameters")
+
+
+@dataclass
+class CheckContext:
+    kernel: KernelInfo
+    spec: Spec
+    artifacts: Artifacts
+    settings: Settings
+
+    @property
+    def path(self) -> str:
+        return self.kernel.path
+
+    def _text(self, stage: str) -> str:
+        return self.artifacts.asm.get(stage, "")
+
+    @cached_property
+    def ttgir(self):
+        from ..ir.mlir import parse_mlir
+        return parse_mlir(self._text("ttgir"), self.path)
+
+    @cached_property
+    def ttir(self):
+        from ..ir.mlir import parse_mlir
+        return parse_mlir(self._text("ttir"), self.path)
+
+    @cached_property
+    def ptx(self):
+        from ..ir.ptx import parse_ptx
+        return parse_ptx(self._text("ptx"), self.path)
+
+    @cached_property
+    def sass(self):
+        from ..ir.sass import parse_sass
+        return parse_sass(self._text("sass"), self.path)
+
+    @cached_property
+    def llir(self):
+        from ..ir.llir import parse_llir
+        return parse_llir(self._text("llir"), self.path)
+
+    @cached_property
+    def amdgcn(self):
+        from ..ir.amdgcn import parse_amdgcn
+        return parse_amdgcn(self._text("amdgcn"), self.path)
+
+    @cached_property
+    def remarks(self):
+        from ..ir.remarks import parse_remarks
+        return parse_remarks(self.artifacts.remarks)
+
+
+def load_rules() -> dict[str, Rule]:
+    """Import every module of this package so each registers its rules."""
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+    return RULES
+
+
+def run_checks(ctx: CheckContext, select: set[str] | None = None) -> list[Finding]:
+    out: list[Finding] = []
+    for code, r in load_rules().items():
+        if r.fn is None or (select and not _selected(code, select)):
+            continue
+        severity = ctx.settings.severity_for(code, r.severity)
+        if severity is None:
+            continue
+        try:
+            found = list(r.fn(ctx))
+        except Exception:  # noqa: BLE001 — a broken rule must not hide the others
+            log.exception("rule %s failed on %s", code, ctx.kernel.name)
+            continue
+        for f in found:
+            # A rule may choose a severity itself (e.g. info for a lone conversion); the user's setting wins.
+            if code in ctx.settings.rules:
+                f.severity = severity
+            elif not f.severity:
+                f.severity = severity
+            f.kernel = f.kernel or ctx.kernel.name
+            f.config = f.config or ctx.spec.describe()
+            f.target = f.target or ctx.spec.target
+            f.data.setdefault("doc", r.doc_url)
+        out.extend(found)
+    return out
+
+
+def _selected(code: str, select: set[str]) -> bool:
+    return any(code == s or code.startswith(s) for s in select)
+
+
+def compute_metrics(ctx: CheckContext) -> dict:
+    """Per (kernel, spec) numbers for hovers and lenses; the metrics module refines this when present."""
+    try:
+        from .metrics import metrics  # type: ignore[attr-defined]
+    except ImportError:
+        metrics = None
+    res = ctx.artifacts.resources
+    base = {"registers": res.registers, "spill_bytes": res.spill_stores + res.spill_loads, "stack": res.stack,
+            "shared": res.shared, "compile_time": round(ctx.artifacts.compile_time, 3)}
+    if metrics is not None:
+        try:
+            base.update(metrics(ctx))
+        except Exception:  # noqa: BLE001
+            log.exception("metrics failed on %s", ctx.kernel.name)
+    return base

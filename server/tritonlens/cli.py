@@ -1,0 +1,295 @@
+"""`tritonlens` on the command line: check, ir, explain, serve, capture, profile."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Sequence
+
+from . import __version__
+from .model import Finding, Target
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+_RANK = {"error": 0, "warning": 1, "info": 2, "hint": 3}
+
+
+def _target_arg(value: str) -> str:
+    if value == "auto":
+        return value
+    try:
+        return str(Target.parse(value))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tritonlens", description="What the Triton compiler did to your kernels.")
+    p.add_argument("--version", action="version", version=f"tritonlens {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("check", help="compile every kernel in the given files/folders and report findings")
+    c.add_argument("paths", nargs="+", metavar="PATH")
+    c.add_argument("--target", type=_target_arg, default="auto",
+                   help="cuda:80 | cuda:90 | cuda:100 | hip:gfx942 | auto (local GPU, else cuda:90)")
+    c.add_argument("--extra-target", action="append", type=_target_arg, default=[], dest="extra_targets",
+                   help="also compile for this target (repeatable)")
+    c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    c.add_argument("--select", help="comma-separated codes or prefixes to report (e.g. PTX,SASS001)")
+    c.add_argument("--captures", metavar="FILE", help="captured launches (default: .tritonlens/captures.jsonl)")
+    c.add_argument("--timeout", type=float, default=60.0, help="seconds per compile (default 60)")
+    c.add_argument("--workers", type=int, default=None, help="compile processes (default: 2)")
+    c.add_argument("--module-execution", choices=("definitions", "full"), default="definitions",
+                   help="definitions (default): import only what the kernels need; full: run the whole module")
+    c.add_argument("--storm-threshold", type=int, default=3)
+    c.add_argument("--quiet", "-q", action="store_true", help="text format: findings only, no compile summary")
+
+    i = sub.add_parser("ir", help="print one layer of a kernel's compile: tritonlens ir FILE::KERNEL --stage ptx")
+    i.add_argument("kernel", metavar="PATH::KERNEL")
+    i.add_argument("--stage", choices=("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn"), default="ttgir")
+    i.add_argument("--target", type=_target_arg, default="auto")
+    i.add_argument("--spec", type=int, default=1, help="which spec of the kernel (1-based; see `check`)")
+    i.add_argument("--line", type=int, default=None, help="only the IR lines that came from this source line")
+    i.add_argument("--timeout", type=float, default=60.0)
+    i.add_argument("--module-execution", choices=("definitions", "full"), default="definitions")
+
+    e = sub.add_parser("explain", help="what a rule code means and how to fix it")
+    e.add_argument("code")
+
+    sub.add_parser("serve", help="run the language server on stdio")
+
+    cap = sub.add_parser("capture", help="run a command and record the kernels it compiles: capture -- python x.py")
+    cap.add_argument("cmd", nargs=argparse.REMAINDER)
+
+    prof = sub.add_parser("profile", help="profile a kernel with Nsight Compute (needs a GPU)")
+    prof.add_argument("rest", nargs=argparse.REMAINDER)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `capture` and `profile` pass everything after them to their own parsers (they wrap a user command).
+    if argv and argv[0] in ("capture", "profile"):
+        return _delegate(argv[0], argv[1:])
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_ERROR if exc.code else EXIT_OK
+    try:
+        if args.command == "check":
+            return cmd_check(args)
+        if args.command == "ir":
+            return cmd_ir(args)
+        if args.command == "explain":
+            return cmd_explain(args.code)
+        if args.command == "serve":
+            from .lsp.server import main as serve_main
+
+            serve_main()
+            return EXIT_OK
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 — the CLI reports, it does not dump tracebacks on users
+        if os.environ.get("TRITONLENS_DEBUG"):
+            raise
+        print(f"tritonlens: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_ERROR
+
+
+def _delegate(command: str, rest: list[str]) -> int:
+    if command == "capture":
+        from .capture import main as capture_main
+    else:
+        from .profile import main as capture_main  # type: ignore[no-redef]
+    return capture_main(rest)
+
+
+# ---------------------------------------------------------------- check
+def _collect_files(paths: list[str]) -> tuple[list[str], list[str]]:
+    files, problems = [], []
+    for p in paths:
+        if os.path.isdir(p):
+            for folder, dirs, names in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "node_modules"))
+                files.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+        elif os.path.exists(p):
+            files.append(p)
+        else:
+            problems.append(f"{p}: no such file or folder")
+    return files, problems
+
+
+def _settings_from(args) -> "Settings":
+    from .settings import Settings
+
+    s = Settings(target=args.target, extra_targets=list(getattr(args, "extra_targets", [])),
+                 compile_timeout=args.timeout, module_execution=args.module_execution)
+    if getattr(args, "workers", None):
+        s.max_workers = max(1, args.workers)
+    if getattr(args, "storm_threshold", None):
+        s.storm_threshold = args.storm_threshold
+    return s
+
+
+def cmd_check(args) -> int:
+    from .pipeline import Checker
+
+    files, problems = _collect_files(args.paths)
+    for msg in problems:
+        print(f"tritonlens: {msg}", file=sys.stderr)
+    if problems and not files:
+        return EXIT_ERROR
+    select = {s.strip().upper() for s in args.select.split(",") if s.strip()} if args.select else None
+    settings = _settings_from(args)
+    reports = []
+    with Checker(settings, select=select, capture_file=args.captures) as checker:
+        for path in files:
+            report = checker.check_file(path)
+            for msg in report.problems:
+                print(f"tritonlens: {msg}", file=sys.stderr)
+            reports.append(report)
+            if args.format == "text":
+                _print_text(report, select, quiet=args.quiet)
+    findings = [f for r in reports for f in r.all_findings() if _keep(f, select)]
+    if args.format == "json":
+        json.dump([f.to_json() for f in findings], sys.stdout, indent=2)
+        print()
+    elif args.format == "sarif":
+        from .sarif import to_sarif
+
+        json.dump(to_sarif(findings, base=os.getcwd()), sys.stdout, indent=2)
+        print()
+    elif not args.quiet:
+        n_k = sum(len(r.kernels) for r in reports)
+        counts = {s: sum(1 for f in findings if f.severity == s) for s in _RANK}
+        print(f"\n{n_k} kernel(s) in {len(files)} file(s): " +
+              ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items()))
+    return EXIT_FINDINGS if any(_RANK.get(f.severity, 3) <= 1 for f in findings) else EXIT_OK
+
+
+def _keep(f: Finding, select: set[str] | None) -> bool:
+    return not select or any(f.code == s or f.code.startswith(s) for s in select)
+
+
+def _rel(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _print_text(report, select, quiet: bool) -> None:
+    for f in report.all_findings():
+        if _keep(f, select):
+            print(f"{_rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message}")
+    if quiet:
+        return
+    for kr in report.kernels:
+        for cs in kr.compiled:
+            art = cs.artifacts
+            head = f"  {_rel(report.path)}::{kr.name} [{cs.spec.describe()}]"
+            if art is None:
+                print(f"{head} not compiled")
+            elif art.error:
+                print(f"{head} FAILED ({art.error.kind})")
+            else:
+                r = art.resources
+                spill = r.spill_stores + r.spill_loads
+                print(f"{head} {art.compile_time:.2f}s{' (cached)' if art.cached else ''}, "
+                      f"{r.registers if r.registers is not None else '?'} regs, "
+                      f"{_bytes(spill)} spilled, {_bytes(r.shared)} shared")
+        if not kr.compiled:
+            print(f"  {_rel(report.path)}::{kr.name}: not compiled (no complete spec; see SRC002)")
+
+
+def _bytes(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    return f"{n / 1024:.1f} KB"
+
+
+# ---------------------------------------------------------------- ir
+def cmd_ir(args) -> int:
+    from .pipeline import Checker
+
+    path, sep, name = args.kernel.rpartition("::")
+    if not sep or not path or not name:
+        print("tritonlens ir: expected PATH::KERNEL, e.g. examples/softmax.py::softmax_kernel", file=sys.stderr)
+        return EXIT_ERROR
+    if not os.path.exists(path):
+        print(f"tritonlens ir: {path}: no such file", file=sys.stderr)
+        return EXIT_ERROR
+    settings = _settings_from(args)
+    with Checker(settings) as checker:
+        report = checker.check_file(path, kernels={name})
+    for msg in report.problems:
+        print(f"tritonlens: {msg}", file=sys.stderr)
+    kr = next((k for k in report.kernels if k.name == name), None)
+    if kr is None:
+        names = ", ".join(k.name for k in report.kernels) or "none"
+        print(f"tritonlens ir: no kernel {name!r} in {path} (kernels: {names})", file=sys.stderr)
+        return EXIT_ERROR
+    if not kr.compiled:
+        for f in kr.findings:
+            print(f"{_rel(f.path)}:{f.line}:{f.column}: {f.code} {f.message}", file=sys.stderr)
+        print(f"tritonlens ir: {name} has no complete spec to compile", file=sys.stderr)
+        return EXIT_ERROR
+    if not 1 <= args.spec <= len(kr.compiled):
+        print(f"tritonlens ir: --spec must be 1..{len(kr.compiled)}", file=sys.stderr)
+        return EXIT_ERROR
+    cs = kr.compiled[args.spec - 1]
+    art = cs.artifacts
+    if art is None or art.error:
+        print(f"tritonlens ir: {name} did not compile: {art.error.message if art else 'cancelled'}", file=sys.stderr)
+        return EXIT_FINDINGS
+    text = art.asm.get(args.stage)
+    if text is None:
+        have = ", ".join(s for s in art.asm if s in ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn"))
+        print(f"tritonlens ir: no {args.stage} for target {art.target} (have: {have})", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"// {name} [{cs.spec.describe()}] {args.stage}", file=sys.stderr)
+    if args.line is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    from .checks import CheckContext
+
+    ctx = CheckContext(kr.kernel, cs.spec, art, settings)
+    parsed = getattr(ctx, args.stage if args.stage != "ttir" else "ttir")
+    lines = text.splitlines()
+    for ir_line in parsed.linemap.lines_for(args.line, os.path.abspath(path)):
+        print(f"{ir_line:6d}  {lines[ir_line - 1]}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- explain
+def rule_doc(code: str) -> str | None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    for folder in (os.path.join(here, "rule_docs"), os.path.join(here, "..", "..", "docs", "rules")):
+        p = os.path.join(folder, f"{code}.md")
+        if os.path.exists(p):
+            with open(p, encoding="utf-8") as f:
+                return f.read()
+    return None
+
+
+def cmd_explain(code: str) -> int:
+    from .checks import load_rules
+
+    code = code.upper()
+    rules = load_rules()
+    doc = rule_doc(code)
+    if doc is None and code not in rules:
+        print(f"tritonlens explain: unknown code {code}; known: {', '.join(sorted(rules))}", file=sys.stderr)
+        return EXIT_ERROR
+    if doc is None:
+        r = rules[code]
+        doc = f"# {r.code} {r.name}\n\n{r.summary}\n\nDefault severity: {r.severity}\n"
+    sys.stdout.write(doc if doc.endswith("\n") else doc + "\n")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

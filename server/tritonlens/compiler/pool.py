@@ -1,0 +1,224 @@
+"""A pool of persistent compile workers with timeouts, crash recovery and cancellation.
+
+Each worker is a spawned process that imported triton once (`worker.serve`). One thread per worker feeds it jobs from
+a shared queue. A worker that dies (SIGSEGV in LLVM, os._exit in user code) or outlives the job's timeout is killed
+and replaced; the job gets an error `Artifacts` and the next job runs on a fresh worker.
+"""
+from __future__ import annotations
+
+import itertools
+import multiprocessing as mp
+import os
+import queue
+import signal
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Artifacts, CompileError
+from . import worker as worker_mod
+
+_START_TIMEOUT = 120.0  # importing triton on a loaded 2-core machine can take a while
+
+
+@dataclass
+class CompileJob:
+    path: str
+    text: str  # the module text the worker executes (a slice, or the whole file)
+    qualname: str
+    spec: dict[str, Any]
+    workspace_root: str | None = None
+    timeout: float = 60.0
+    group: str | None = None  # cancel() by group: e.g. a document URI
+    id: int = field(default_factory=lambda: next(_ids))
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"path": self.path, "text": self.text, "qualname": self.qualname, "spec": self.spec,
+                "workspace_root": self.workspace_root}
+
+
+_ids = itertools.count(1)
+
+
+class _Worker:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.proc = None
+        self.conn = None
+
+    def start(self) -> None:
+        parent, child = self.ctx.Pipe()
+        self.proc = self.ctx.Process(target=worker_mod.serve, args=(child,), daemon=True, name="tritonlens-compile")
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        if not parent.poll(_START_TIMEOUT):
+            self.kill()
+            raise RuntimeError("compile worker did not start (importing triton took too long)")
+        hello = parent.recv()
+        if not hello.get("ready"):
+            raise RuntimeError(f"compile worker failed to start: {hello}")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.is_alive()
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5)
+        if self.conn is not None:
+            self.conn.close()
+        self.proc = self.conn = None
+
+    def describe_death(self) -> str:
+        code = self.proc.exitcode if self.proc else None
+        if code is not None and code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exited with code {code}"
+
+
+class CompileService:
+    """`submit(job) -> Future[Artifacts]`. Thread-safe. Workers start lazily, on the first job."""
+
+    def __init__(self, max_workers: int = 2) -> None:
+        self.max_workers = max(1, int(max_workers))
+        self._ctx = mp.get_context("spawn")
+        self._queue: queue.Queue = queue.Queue()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._running: dict[int, tuple[CompileJob, _Worker]] = {}
+        self._cancelled: set[int] = set()
+        self._closed = False
+        self.restarts = 0
+
+    # ------------------------------------------------------------ public
+    def submit(self, job: CompileJob) -> Future:
+        if self._closed:
+            raise RuntimeError("compile service is shut down")
+        fut: Future = Future()
+        fut.job = job  # type: ignore[attr-defined]
+        self._ensure_threads()
+        self._queue.put((job, fut))
+        return fut
+
+    def cancel(self, group: str) -> int:
+        """Cancel queued jobs of a group and kill workers running one. Returns how many were stopped."""
+        n = 0
+        with self._lock:
+            pending = []
+            while True:
+                try:
+                    pending.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            for item in pending:
+                job, fut = item
+                if item is not None and job is not None and job.group == group:
+                    fut.cancel()
+                    n += 1
+                else:
+                    self._queue.put(item)
+            for job_id, (job, w) in list(self._running.items()):
+                if job.group == group:
+                    self._cancelled.add(job_id)
+                    w.kill()
+                    n += 1
+        return n
+
+    def shutdown(self) -> None:
+        self._closed = True
+        for _ in self._threads:
+            self._queue.put((None, None))
+        for t in self._threads:
+            t.join(10)
+        with self._lock:
+            for _, w in self._running.values():
+                w.kill()
+
+    def __enter__(self) -> "CompileService":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+    # ------------------------------------------------------------ internals
+    def _ensure_threads(self) -> None:
+        with self._lock:
+            while len(self._threads) < self.max_workers:
+                t = threading.Thread(target=self._loop, daemon=True, name=f"tritonlens-pool-{len(self._threads)}")
+                self._threads.append(t)
+                t.start()
+
+    def _loop(self) -> None:
+        w = _Worker(self._ctx)
+        try:
+            while True:
+                job, fut = self._queue.get()
+                if job is None:
+                    return
+                if not fut.set_running_or_notify_cancel():
+                    continue
+                try:
+                    if not w.alive:
+                        w.start()
+                    fut.set_result(self._run(w, job))
+                except BaseException as exc:  # noqa: BLE001 — a job must always resolve
+                    fut.set_result(_failed(job, "InternalError", f"{type(exc).__name__}: {exc}"))
+        finally:
+            w.kill()
+
+    def _run(self, w: _Worker, job: CompileJob) -> Artifacts:
+        with self._lock:
+            self._running[job.id] = (job, w)
+        start = time.perf_counter()
+        conn = w.conn
+        try:
+            conn.send(job.to_wire())
+            deadline = start + job.timeout
+            while True:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    w.kill()
+                    self.restarts += 1
+                    return _failed(job, "Timeout", f"compile did not finish in {job.timeout:g} s; the worker was "
+                                                   "stopped (raise tritonlens.compileTimeout if the kernel is big)")
+                try:
+                    if conn.poll(min(left, 0.5)):
+                        return conn.recv()
+                except (EOFError, OSError):
+                    pass
+                if not w.alive:
+                    if job.id in self._cancelled:
+                        return _failed(job, "Cancelled", "compile cancelled by a newer request")
+                    why = w.describe_death()
+                    w.kill()
+                    self.restarts += 1
+                    return _failed(job, "WorkerCrash",
+                                   f"the compiler process crashed ({why}) while compiling {job.qualname}; "
+                                   "the worker was restarted")
+        finally:
+            with self._lock:
+                self._running.pop(job.id, None)
+                self._cancelled.discard(job.id)
+
+
+def _failed(job: CompileJob, kind: str, message: str) -> Artifacts:
+    from ..model import Spec
+
+    spec = Spec.from_json(job.spec)
+    return Artifacts(kernel=job.qualname, spec_key=spec.key(), target=spec.target,
+                     error=CompileError(kind, message, None, None, job.path))
+
+
+def default_workers() -> int:
+    return max(1, min(4, (os.cpu_count() or 2) - 1)) if (os.cpu_count() or 2) > 2 else 2

@@ -1,0 +1,325 @@
+"""The compile worker: a persistent process that imports triton once and compiles one job at a time.
+
+A job is a plain dict (see `CompileJob` in pool.py); the answer is an `Artifacts`. Everything that can go wrong in
+user code is caught here and returned as `Artifacts.error`; only a crash or hang of the process itself is left to the
+pool.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import linecache
+import os
+import re
+import sys
+import tempfile
+import time
+import traceback
+import types
+from typing import Any
+
+from ..model import Artifacts, CompileError, Resources, Spec, Target
+
+# Set before triton is imported: remarks on fd 2, ptxas -v log on stdout, and no reuse of Triton's own cache
+# (a cache hit would print no remarks).
+_ENV = {
+    "MLIR_ENABLE_DIAGNOSTICS": "remarks",
+    "TRITON_DUMP_PTXAS_LOG": "1",
+    "TRITON_ALWAYS_COMPILE": "1",
+}
+
+_modules: dict[str, types.ModuleType] = {}
+
+
+def _package_of(path: str) -> tuple[str | None, str]:
+    """(`pkg.sub` the file belongs to or None, the folder to put on sys.path)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    parts: list[str] = []
+    root = folder
+    while os.path.exists(os.path.join(root, "__init__.py")):
+        parts.insert(0, os.path.basename(root))
+        root = os.path.dirname(root)
+    return (".".join(parts) or None), root
+
+
+def load_module(path: str, text: str, workspace_root: str | None) -> types.ModuleType:
+    """Execute `text` (a slice or the whole file) as a module whose code says it lives at `path`."""
+    key = hashlib.sha256((path + "\0" + text).encode()).hexdigest()[:20]
+    if key in _modules:
+        return _modules[key]
+    package, import_root = _package_of(path)
+    for extra in (workspace_root, import_root, os.path.dirname(os.path.abspath(path))):
+        if extra and extra not in sys.path:
+            sys.path.insert(0, extra)
+    name = f"__tritonlens_user__.m{key}"
+    module = types.ModuleType(name)
+    module.__file__ = path
+    module.__package__ = package
+    sys.modules[name] = module
+    # inspect.getsource (which @triton.jit calls) must see this text, not what is on disk: the editor's buffer may be
+    # unsaved. An entry with mtime None is never invalidated by linecache.checkcache.
+    linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
+    try:
+        exec(compile(text, path, "exec"), module.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    _modules[key] = module
+    return module
+
+
+def find_jit_function(module: types.ModuleType, qualname: str):
+    from triton.runtime.jit import JITFunction
+
+    obj: Any = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    # Autotuner / Heuristics / user wrappers keep the JITFunction in `.fn`.
+    seen = 0
+    while not isinstance(obj, JITFunction) and hasattr(obj, "fn") and seen < 10:
+        obj = obj.fn
+        seen += 1
+    if not isinstance(obj, JITFunction):
+        raise TypeError(f"{qualname} is not a triton.jit function (got {type(obj).__name__})")
+    return obj
+
+
+def compile_args(spec: Spec, arg_names: list[str]):
+    """Spec -> (signature, constexprs, attrs) in the form `ASTSource` takes."""
+    signature = {name: spec.signature.get(name, "constexpr") for name in arg_names}
+    constexprs = {(arg_names.index(k),): v for k, v in spec.constants.items() if k in arg_names}
+    attrs = {}
+    for name, attr in spec.attrs.items():
+        if name in arg_names and attr.get("divisibility"):
+            attrs[(arg_names.index(name),)] = [["tt.divisibility", int(attr["divisibility"])]]
+    return signature, constexprs, attrs
+
+
+def gpu_target(target: Target):
+    from triton.backends.compiler import GPUTarget
+
+    return GPUTarget(target.backend, target.arch, target.warp_size)
+
+
+@contextlib.contextmanager
+def captured_output():
+    """Collect what C++ and Python write to fd 1 and fd 2 (MLIR remarks, the ptxas log) during a compile."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as out, tempfile.TemporaryFile(mode="w+b") as err:
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        box: dict[str, str] = {}
+        try:
+            yield box
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            out.seek(0)
+            err.seek(0)
+            box["stdout"] = out.read().decode("utf-8", "replace")
+            box["stderr"] = err.read().decode("utf-8", "replace")
+
+
+_PTXAS_USED = re.compile(r"Used (\d+) registers")
+_PTXAS_SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+_PTXAS_STACK = re.compile(r"(\d+) bytes stack frame")
+
+
+def parse_ptxas_log(text: str, res: Resources) -> None:
+    if m := _PTXAS_USED.search(text):
+        res.registers = int(m.group(1))
+    if m := _PTXAS_SPILL.search(text):
+        res.spill_stores, res.spill_loads = int(m.group(1)), int(m.group(2))
+    if m := _PTXAS_STACK.search(text):
+        res.stack = int(m.group(1))
+
+
+def _error_from_exception(exc: BaseException, jit_fn, path: str) -> CompileError:
+    from triton.compiler.errors import CompilationError
+
+    kind = type(exc).__name__
+    # The outermost CompilationError whose node is in the kernel itself gives the user's line.
+    if isinstance(exc, CompilationError) and getattr(exc, "node", None) is not None and hasattr(exc.node, "lineno"):
+        def_line = _def_line(jit_fn)
+        indent = _def_indent(jit_fn)
+        node = exc.node
+        inner = exc
+        while isinstance(inner.__cause__, CompilationError):
+            inner = inner.__cause__
+        msg = inner.error_message or (str(inner.__cause__) if inner.__cause__ else "") or exc.error_message or ""
+        if not msg and exc.__cause__ is not None:
+            msg = f"{type(exc.__cause__).__name__}: {exc.__cause__}"
+        line = def_line + node.lineno - 1
+        col = node.col_offset + indent + 1
+        end_col = None
+        if getattr(node, "end_lineno", None) == node.lineno and getattr(node, "end_col_offset", None) is not None:
+            end_col = node.end_col_offset + indent + 1
+        return CompileError(kind, _clean(msg) or kind, line, col, path, end_col)
+    if kind == "OutOfResources":
+        return CompileError(kind, str(exc), _def_line(jit_fn), None, path)
+    return CompileError(kind, _clean(f"{exc}") or kind, _def_line(jit_fn), None, path)
+
+
+_MLIR_ERROR = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.M)
+
+
+def _mlir_error(stderr: str, path: str) -> CompileError | None:
+    """A failed MLIR pass prints `file:line:col: error: ...` on fd 2 before raising a generic RuntimeError."""
+    for m in _MLIR_ERROR.finditer(stderr):
+        if os.path.abspath(m.group("file")) == os.path.abspath(path):
+            return CompileError("MLIRError", f"{m.group('msg')} (in an MLIR pass)", int(m.group("line")),
+                                int(m.group("col")) + 1 if int(m.group("col")) else None, path)
+    return None
+
+
+def _clean(msg: str) -> str:
+    return msg.strip()
+
+
+def _def_line(jit_fn) -> int | None:
+    if jit_fn is None:
+        return None
+    for idx, line in enumerate(jit_fn.raw_src):
+        if line.strip().startswith("def "):
+            return jit_fn.starting_line_number + idx
+    return jit_fn.starting_line_number
+
+
+def _def_indent(jit_fn) -> int:
+    for line in jit_fn.raw_src:
+        if line.strip().startswith("def "):
+            return len(line) - len(line.lstrip())
+    return 0
+
+
+def _user_frame(exc: BaseException, path: str) -> tuple[int | None, str]:
+    """The deepest traceback frame in the user's file: where an import-time error really is."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(frame.filename) == os.path.abspath(path):
+            line = frame.lineno
+    if isinstance(exc, SyntaxError) and exc.filename and os.path.abspath(exc.filename) == os.path.abspath(path):
+        line = exc.lineno
+    return line, f"{type(exc).__name__}: {exc}"
+
+
+def compile_job(job: dict[str, Any]) -> Artifacts:
+    spec = Spec.from_json(job["spec"])
+    target = Target.parse(spec.target)
+    art = Artifacts(kernel=job["qualname"], spec_key=spec.key(), target=str(target))
+    start = time.perf_counter()
+    path = job["path"]
+    try:
+        module = load_module(path, job["text"], job.get("workspace_root"))
+        jit_fn = find_jit_function(module, job["qualname"])
+    except BaseException as exc:  # noqa: BLE001 — user code: anything can happen at import
+        line, msg = _user_frame(exc, path)
+        art.error = CompileError("LoadError", f"could not load the kernel's module: {msg}", line, None, path)
+        art.compile_time = time.perf_counter() - start
+        return art
+
+    import triton
+    from triton.compiler import ASTSource
+
+    signature, constexprs, attrs = compile_args(spec, list(jit_fn.arg_names))
+    options = dict(spec.options)
+    box: dict[str, str] = {}
+    try:
+        with captured_output() as box:
+            kernel = triton.compile(ASTSource(jit_fn, signature, constexprs, attrs), target=gpu_target(target),
+                                    options=options)
+    except BaseException as exc:  # noqa: BLE001
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        art.remarks = box.get("stderr", "")
+        art.error = _mlir_error(art.remarks, path) if "PassManager::run failed" in str(exc) else None
+        art.error = art.error or _error_from_exception(exc, jit_fn, path)
+        art.compile_time = time.perf_counter() - start
+        return art
+    art.compile_time = time.perf_counter() - start
+    art.remarks = box["stderr"]
+    md = kernel.metadata
+    art.metadata = {k: _jsonable(getattr(md, k)) for k in md._fields if k not in ("extern_libs",)} \
+        if hasattr(md, "_fields") else {}
+    art.resources.shared = int(getattr(md, "shared", 0) or 0)
+    for stage, text in kernel.asm.items():
+        if isinstance(text, str) and stage != "source":
+            art.asm[stage] = text
+    parse_ptxas_log(box["stdout"], art.resources)
+    cubin = kernel.asm.get("cubin")
+    if isinstance(cubin, (bytes, bytearray)):
+        _add_sass(art, bytes(cubin))
+    hsaco = kernel.asm.get("hsaco")
+    if isinstance(hsaco, (bytes, bytearray)) and art.resources.registers is None:
+        _amd_resources(art)
+    return art
+
+
+def _add_sass(art: Artifacts, cubin: bytes) -> None:
+    from ..ir import sass
+
+    try:
+        art.asm["sass"] = sass.disassemble(cubin)
+    except Exception as exc:  # noqa: BLE001 — a missing nvdisasm costs the SASS layer, not the compile
+        art.metadata["sass_error"] = str(exc)
+    try:
+        usage = sass.resource_usage(cubin)
+    except Exception as exc:  # noqa: BLE001
+        art.metadata["res_usage_error"] = str(exc)
+        return
+    res = art.resources
+    res.registers = usage.get("REG", res.registers)
+    res.stack = usage.get("STACK", res.stack)
+    res.local = usage.get("LOCAL", res.local)
+
+
+_AMD_META = {"registers": re.compile(r"\.vgpr_count:\s+(\d+)"), "spill": re.compile(r"\.vgpr_spill_count:\s+(\d+)"),
+             "stack": re.compile(r"\.private_segment_fixed_size:\s+(\d+)")}
+
+
+def _amd_resources(art: Artifacts) -> None:
+    text = art.asm.get("amdgcn", "")
+    if m := _AMD_META["registers"].search(text):
+        art.resources.registers = int(m.group(1))
+    if m := _AMD_META["spill"].search(text):
+        # VGPR spills go to scratch at 4 bytes per lane-register; report the register count as bytes per thread.
+        art.resources.spill_stores = art.resources.spill_loads = 4 * int(m.group(1))
+    if m := _AMD_META["stack"].search(text):
+        art.resources.stack = int(m.group(1))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return repr(value)
+
+
+def serve(conn) -> None:
+    """Worker loop: receive a job dict, send back Artifacts. Ends on None or a closed pipe."""
+    os.environ.update(_ENV)
+    import triton  # noqa: F401 — import once, before the first job
+
+    conn.send({"ready": True, "pid": os.getpid()})
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        try:
+            result = compile_job(job)
+        except BaseException as exc:  # noqa: BLE001
+            result = Artifacts(kernel=job.get("qualname", "?"), spec_key="", target="",
+                               error=CompileError("InternalError", f"{type(exc).__name__}: {exc}"))
+        conn.send(result)

@@ -1,0 +1,276 @@
+"""The pipeline, one direction: source text -> discover -> specs -> compile -> ir -> checks -> report.
+
+`Checker.check_file` is what the CLI and the language server both call. It never raises for bad user input: a file
+that cannot be read or parsed, a kernel that does not compile, a worker that crashes — each becomes a finding.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from concurrent.futures import CancelledError, Future
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import captures as captures_mod
+from .checks import CheckContext, compute_metrics, run_checks
+from .compiler.cache import ArtifactCache
+from .compiler.pool import CompileJob, CompileService
+from .loader import slice_module
+from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec
+from .report import error_finding, finish_report
+from .settings import Settings
+from .targets import resolve_target
+
+log = logging.getLogger(__name__)
+
+_SKIP_DIRS = {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages", "build", "dist",
+              ".tox", ".mypy_cache", ".pytest_cache", ".tritonlens"}
+_MAX_SCAN_FILES = 2000
+
+
+@dataclass
+class FileReport:
+    path: str
+    kernels: list[KernelReport] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # file-level: syntax errors, hint errors, stale captures
+    problems: list[str] = field(default_factory=list)  # one-line messages that belong to no line (unreadable file)
+
+    def all_findings(self) -> list[Finding]:
+        out = list(self.findings)
+        for k in self.kernels:
+            out.extend(k.findings)
+        return sorted(out, key=Finding.sort_key)
+
+
+def find_workspace_root(path: str) -> str:
+    """The nearest folder above `path` holding `.tritonlens/`, `.git` or `pyproject.toml`; else the file's folder."""
+    start = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+    cur = start
+    while True:
+        for marker in (".tritonlens", ".git", "pyproject.toml", "setup.py"):
+            if os.path.exists(os.path.join(cur, marker)):
+                return cur
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return start
+        cur = parent
+
+
+def read_source(path: str) -> tuple[str | None, str | None]:
+    """(text, None) or (None, a one-line message naming the file)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        return None, f"{path}: cannot read the file ({exc.strerror or exc})"
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); skipped"
+
+
+def _is_helper(kernel: KernelInfo, kernels: list[KernelInfo], text: str) -> bool:
+    """A @jit function that other kernels of the file call and that the file never launches (`name[grid](...)`) is
+    a device helper: it is compiled inlined into its callers, not on its own."""
+    called = any(kernel.func_name in k.helpers or kernel.name in k.helpers for k in kernels if k is not kernel)
+    return called and f"{kernel.name}[" not in text
+
+
+class WorkspaceFiles:
+    """Python files of the workspace, read once and re-read when their mtime changes (for launch sites)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._cache: dict[str, tuple[float, str]] = {}
+
+    def texts_mentioning(self, name: str, overrides: dict[str, str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        count = 0
+        for folder, dirs, files in os.walk(self.root):
+            dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+            for fname in files:
+                if not fname.endswith(".py"):
+                    continue
+                count += 1
+                if count > _MAX_SCAN_FILES:
+                    return out
+                p = os.path.join(folder, fname)
+                text = overrides.get(os.path.abspath(p)) or self._read(p)
+                if text and name in text:
+                    out[p] = text
+        for p, text in overrides.items():
+            if name in text:
+                out.setdefault(p, text)
+        return out
+
+    def _read(self, p: str) -> str | None:
+        try:
+            mtime = os.stat(p).st_mtime
+        except OSError:
+            return None
+        hit = self._cache.get(p)
+        if hit and hit[0] == mtime:
+            return hit[1]
+        text, _ = read_source(p)
+        if text is not None:
+            self._cache[p] = (mtime, text)
+        return text
+
+
+class Checker:
+    """Owns the worker pool and the artefact cache; checks files."""
+
+    def __init__(self, settings: Settings | None = None, *, service: CompileService | None = None,
+                 cache: ArtifactCache | None = None, select: set[str] | None = None,
+                 capture_file: str | None = None) -> None:
+        self.settings = settings or Settings()
+        self.service = service or CompileService(self.settings.max_workers)
+        self._own_service = service is None
+        self.cache = cache or ArtifactCache()
+        self.select = select
+        self.capture_file = capture_file
+        self._workspaces: dict[str, WorkspaceFiles] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        if self._own_service:
+            self.service.shutdown()
+
+    def __enter__(self) -> "Checker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def targets(self) -> list[str]:
+        main = resolve_target(self.settings.target)
+        return [main] + [t for t in self.settings.extra_targets if t != main]
+
+    # ------------------------------------------------------------------ the pipeline
+    def check_file(self, path: str, text: str | None = None, *, workspace_root: str | None = None,
+                   on_kernel: Callable[[KernelReport], None] | None = None, group: str | None = None,
+                   kernels: set[str] | None = None) -> FileReport:
+        """Check every kernel of `path` (using `text` when given: the editor's unsaved buffer).
+
+        `on_kernel` is called as each kernel finishes. `group` tags the compile jobs so that
+        `self.service.cancel(group)` stops them. `kernels` limits the check to those kernel names.
+        """
+        from .discover import discover
+
+        path = os.path.abspath(path)
+        report = FileReport(path)
+        if text is None:
+            text, problem = read_source(path)
+            if problem:
+                report.problems.append(problem)
+                return report
+        root = workspace_root or find_workspace_root(path)
+        found = discover(path, text, root)
+        report.findings.extend(found.errors)
+        todo = [k for k in found.kernels if (kernels is None or k.name in kernels) and not _is_helper(k, found.kernels, text)]
+        if not todo:
+            return report
+
+        caps, cap_problems = captures_mod.load_captures(root, path, self.capture_file)
+        report.problems.extend(cap_problems)
+        launches_by_kernel = self._launches(todo, root, {path: text})
+
+        pending: list[tuple[KernelInfo, list[tuple[Spec, Future | Artifacts]], list[Finding]]] = []
+        for kernel in todo:
+            kernel_caps = [c for c in caps if c.get("kernel") in (kernel.name, kernel.func_name)]
+            jobs: list[tuple[Spec, Future | Artifacts]] = []
+            kernel_findings: list[Finding] = []
+            try:
+                slice_text = self._module_text(text, kernel)
+            except SyntaxError:  # discover already reported it
+                continue
+            for target in self.targets():
+                specs, spec_findings = self._specs(kernel, target, launches_by_kernel.get(kernel.name), kernel_caps)
+                for f in spec_findings:
+                    if not any(f.sort_key() == g.sort_key() for g in kernel_findings):
+                        kernel_findings.append(f)
+                for spec in specs:
+                    if spec.missing:
+                        continue
+                    jobs.append((spec, self._compile(path, slice_text, kernel, spec, root, group)))
+            pending.append((kernel, jobs, kernel_findings))
+
+        for kernel, jobs, kernel_findings in pending:
+            kr = KernelReport(kernel)
+            for spec, job in jobs:
+                try:
+                    art = job.result() if isinstance(job, Future) else job
+                except CancelledError:
+                    art = None
+                kr.compiled.append(self._analyse(kernel, spec, art))
+            finish_report(kr, kernel_findings, self.settings)
+            report.kernels.append(kr)
+            if on_kernel is not None:
+                on_kernel(kr)
+        return report
+
+    # ------------------------------------------------------------------ steps
+    def _module_text(self, text: str, kernel: KernelInfo) -> str:
+        if self.settings.module_execution == "full":
+            return text
+        root_name = (kernel.qualname or kernel.name).split(".")[0]
+        return slice_module(text, [root_name]).text
+
+    def _launches(self, kernels: list[KernelInfo], root: str, overrides: dict[str, str]):
+        try:
+            from .launches import find_launches
+        except ImportError:
+            return {}
+        with self._lock:
+            ws = self._workspaces.setdefault(root, WorkspaceFiles(root))
+        out = {}
+        for k in kernels:
+            try:
+                out[k.name] = find_launches(k.name, ws.texts_mentioning(k.name, overrides))
+            except Exception:  # noqa: BLE001 — launch sites are a hint source, never a reason to fail
+                log.exception("launch-site scan failed for %s", k.name)
+        return out
+
+    def _specs(self, kernel: KernelInfo, target: str, launches, caps) -> tuple[list[Spec], list[Finding]]:
+        from .specs import build_specs
+
+        return build_specs(kernel, target, launches=launches, captures=caps)
+
+    def _compile(self, path: str, module_text: str, kernel: KernelInfo, spec: Spec, root: str,
+                 group: str | None) -> Future | Artifacts:
+        qualname = kernel.qualname or kernel.name
+        key = self.cache.key(path + "\0" + module_text, qualname, spec.key())
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        job = CompileJob(path=path, text=module_text, qualname=qualname, spec=spec.to_json(), workspace_root=root,
+                         timeout=self.settings.compile_timeout, group=group)
+        fut = self.service.submit(job)
+        out: Future = Future()
+
+        def store(done: Future) -> None:
+            if done.cancelled():
+                out.cancel()
+                return
+            art = done.result()
+            try:
+                art = self.cache.put(key, art)
+            except OSError as exc:
+                log.warning("artefact cache not writable: %s", exc)
+            out.set_result(art)
+
+        fut.add_done_callback(store)
+        return out
+
+    def _analyse(self, kernel: KernelInfo, spec: Spec, art: Artifacts | None) -> CompiledSpec:
+        cs = CompiledSpec(spec, art)
+        if art is None:
+            return cs
+        if art.error is not None:
+            cs.findings.append(error_finding(kernel, spec, art))
+            return cs
+        ctx = CheckContext(kernel, spec, art, self.settings)
+        cs.metrics = compute_metrics(ctx)
+        cs.findings.extend(run_checks(ctx, self.select))
+        return cs

@@ -1,0 +1,113 @@
+"""Typed settings. The editor sends `tritonlens.*` as initializationOptions (camelCase); the CLI builds them from flags.
+A bad value falls back to its default and is reported in `Settings.problems`, never raised."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .model import SEVERITIES, Target
+
+_CAMEL = {
+    "target": "target", "extraTargets": "extra_targets", "compileOn": "compile_on",
+    "compileTimeout": "compile_timeout", "maxWorkers": "max_workers", "moduleExecution": "module_execution",
+    "stormThreshold": "storm_threshold", "rules": "rules", "interpreter": "interpreter",
+}
+
+
+@dataclass
+class Settings:
+    target: str = "auto"
+    extra_targets: list[str] = field(default_factory=list)
+    compile_on: str = "save"  # save | change
+    compile_timeout: float = 60.0
+    max_workers: int = 2
+    module_execution: str = "definitions"  # definitions | full
+    storm_threshold: int = 3
+    rules: dict[str, str] = field(default_factory=dict)  # code -> severity | "off"
+    interpreter: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Settings":
+        s = cls()
+        if data is None:
+            return s
+        if not isinstance(data, dict):
+            s.problems.append(f"settings must be an object, got {type(data).__name__}; using defaults")
+            return s
+        if isinstance(data.get("tritonlens"), dict):  # {"tritonlens": {...}} as didChangeConfiguration sends it
+            data = data["tritonlens"]
+        for key, value in data.items():
+            attr = _CAMEL.get(key, key if key in {f.name for f in fields(cls)} else None)
+            if attr is None or attr == "problems":
+                s.problems.append(f"unknown setting tritonlens.{key} ignored")
+                continue
+            try:
+                setattr(s, attr, _VALIDATORS[attr](value))
+            except (TypeError, ValueError) as exc:
+                s.problems.append(f"tritonlens.{key}: {exc}; using the default {getattr(cls(), attr)!r}")
+        return s
+
+    def severity_for(self, code: str, default: str) -> str | None:
+        """The configured severity of a rule, None when it is off."""
+        value = self.rules.get(code) or self.rules.get(code.rstrip("0123456789"))
+        if value == "off":
+            return None
+        return value or default
+
+
+def _target(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError("expected a string like 'auto', 'cuda:90' or 'hip:gfx942'")
+    if v.strip().lower() == "auto":
+        return "auto"
+    return str(Target.parse(v))
+
+
+def _targets(v: Any) -> list[str]:
+    if not isinstance(v, list):
+        raise TypeError("expected a list of targets")
+    return [_target(x) for x in v if _target(x) != "auto"]
+
+
+def _choice(*options: str):
+    def check(v: Any) -> str:
+        if v not in options:
+            raise ValueError(f"expected one of {', '.join(options)}, got {v!r}")
+        return v
+    return check
+
+
+def _positive(kind):
+    def check(v: Any):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            raise ValueError(f"expected a positive number, got {v!r}")
+        return kind(v)
+    return check
+
+
+def _rules(v: Any) -> dict[str, str]:
+    if not isinstance(v, dict):
+        raise TypeError("expected an object mapping rule codes to a severity or 'off'")
+    out = {}
+    for code, sev in v.items():
+        if sev not in (*SEVERITIES, "off"):
+            raise ValueError(f"rule {code}: expected one of {', '.join(SEVERITIES)}, off; got {sev!r}")
+        out[str(code).upper()] = sev
+    return out
+
+
+def _interpreter(v: Any) -> list[str]:
+    if isinstance(v, str):
+        return [v] if v else []
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return list(v)
+    raise TypeError("expected a list of strings")
+
+
+_VALIDATORS = {
+    "target": _target, "extra_targets": _targets, "compile_on": _choice("save", "change"),
+    "compile_timeout": _positive(float), "max_workers": _positive(int),
+    "module_execution": _choice("definitions", "full"), "storm_threshold": _positive(int), "rules": _rules,
+    "interpreter": _interpreter,
+}
