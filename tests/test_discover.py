@@ -1,0 +1,119 @@
+"""Kernel discovery from the AST, through imports and workspace shims; nothing is executed."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
+
+from tritonlens.discover import discover, helpers_of  # noqa: E402
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "discover")
+
+
+def found(name, target="cuda:90"):
+    path = os.path.join(DATA, name)
+    with open(path, encoding="utf-8") as fh:
+        result = discover(path, fh.read(), workspace_root=DATA, target=target)
+    assert result.errors == []
+    return {k.name: k for k in result.kernels}
+
+
+@pytest.fixture(scope="module")
+def forms():
+    return found("forms.py")
+
+
+def test_every_decorator_form(forms):
+    assert set(forms) == {"plain", "no_spec", "bare", "aliased", "aliased_module", "stacked", "kernel",
+                          "k_call", "k_heur", "k_tuned"}
+
+
+def test_plain_kernel_fields(forms):
+    k = forms["plain"]
+    assert (k.func_name, k.def_line, k.decorator_line, k.end_line, k.col) == ("plain", 15, 14, 16, 1)
+    x, n, block = k.params
+    assert (x.name, x.line, x.col, x.end_col, x.is_pointer) == ("x_ptr", 15, 11, 16, True)
+    assert not n.is_constexpr and n.is_pointer is None
+    assert block.is_constexpr and block.annotation == "tl.constexpr" and (block.col, block.end_col) == (21, 26)
+    assert k.source_hash and k.constexpr_names == ["BLOCK"]
+
+
+def test_do_not_specialize_by_name_and_index_and_defaults(forms):
+    k = forms["no_spec"]
+    assert k.do_not_specialize == ["n", "m"]
+    block = k.param("BLOCK")
+    assert block.has_default and block.default_known and block.default == 128 and block.default_text == "128"
+
+
+def test_full_dotted_constexpr_annotation(forms):
+    assert forms["bare"].param("BLOCK").is_constexpr
+
+
+def test_stacked_autotune_heuristics_custom_wrapper_and_hint(forms):
+    k = forms["stacked"]
+    assert k.decorator_line == 40 and k.def_line == 45
+    assert k.autotune_configs == [{"kwargs": {"BLOCK_N": 32}, "num_warps": 4},
+                                  {"kwargs": {"BLOCK_N": 64}, "num_warps": 8, "num_stages": 2}]
+    assert k.autotune_key == ["n"]
+    assert k.heuristics == {"EVEN": 'lambda args: args["n"] % args["BLOCK_N"] == 0'}
+    assert [(h.line, h.values) for h in k.hints] == [(39, {"BLOCK_N": "64"})]
+
+
+def test_staticmethod_in_class(forms):
+    k = forms["kernel"]
+    assert (k.class_name, k.qualname, k.def_line, k.decorator_line) == ("Ops", "Ops.kernel", 52, 50)
+
+
+def test_module_level_calls(forms):
+    assert (forms["k_call"].func_name, forms["k_call"].def_line, forms["k_call"].decorator_line) == ("_f", 56, 56)
+    assert forms["k_heur"].func_name == "_g" and forms["k_heur"].heuristics == {"BLOCK": "lambda args: 256"}
+    assert forms["k_tuned"].func_name == "_h" and forms["k_tuned"].autotune_configs == [{"kwargs": {"BLOCK": 64}}]
+
+
+def test_other_dsls_are_not_triton():
+    assert found("not_triton.py") == {}
+
+
+def test_shims_in_the_workspace():
+    kernels = found(os.path.join("pkg", "shimmed.py"))
+    assert set(kernels) == {"via_from_import", "via_assignment"}
+    assert set(found("absolute_shim.py")) == {"via_absolute"}
+
+
+def test_helpers_are_transitive_and_name_workspace_modules():
+    k = found(os.path.join("pkg", "shimmed.py"))["via_from_import"]
+    assert helpers_of(k) == ["_square", "_cube", "pkg.helpers"]
+
+
+def test_config_building_function_sees_the_target():
+    cuda = found("configs_fn.py", "cuda:90")["tuned"]
+    assert len(cuda.autotune_configs) == 4 and {c["num_stages"] for c in cuda.autotune_configs} == {4}
+    assert found("configs_fn.py", "cuda:80")["tuned"].autotune_configs[0]["num_stages"] == 2
+    assert found("configs_fn.py", "hip:gfx942")["tuned"].autotune_configs == [{"kwargs": {"BLOCK": 64},
+                                                                               "num_warps": 4}]
+    assert cuda.source_hash != found("configs_fn.py", "cuda:80")["tuned"].source_hash
+
+
+def test_config_evaluation_failures_are_reasons_not_guesses():
+    kernels = found("configs_fn.py")
+    assert kernels["unknowable"].autotune_configs is None
+    assert "load_from_disk" in kernels["unknowable"].autotune_error
+    assert "steps" in kernels["endless"].autotune_error
+    assert "__class__" in kernels["escape"].autotune_error
+
+
+def test_syntax_error_is_one_finding():
+    result = discover("bad.py", "import triton\n\n@triton.jit\ndef k(x:\n    pass\n")
+    assert result.kernels == []
+    (f,) = result.errors
+    assert (f.code, f.severity, f.line) == ("SRC001", "error", 4) and "SyntaxError" in f.message
+
+
+def test_hash_changes_with_helper_and_hint_but_not_elsewhere():
+    src = ("import triton\nimport triton.language as tl\n\n\ndef helper(x):\n    return x\n\n\n"
+           "# tritonlens: B=64\n@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n    helper(x_ptr)\n\n\ny = 1\n")
+    base = discover("a.py", src).kernels[0].source_hash
+    assert discover("a.py", src.replace("y = 1", "y = 2")).kernels[0].source_hash == base
+    assert discover("a.py", src.replace("return x", "return x + 1")).kernels[0].source_hash != base
+    assert discover("a.py", src.replace("B=64", "B=128")).kernels[0].source_hash != base
