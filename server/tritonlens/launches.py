@@ -62,11 +62,31 @@ class _Finder(ast.NodeVisitor):
     def __init__(self, path: str, text: str, name: str, module_env: dict[str, Any], out: list[LaunchSite]):
         self.path, self.text, self.name, self.out = path, text, name, out
         self.envs = [module_env]
+        self.texts: list[dict[str, str]] = [{}]
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self.envs.append(_constants(node.body, self.envs[-1]))
+        self.texts.append(self._assigned_texts(node.body))
         self.generic_visit(node)
         self.envs.pop()
+        self.texts.pop()
+
+    def _assigned_texts(self, body: list[ast.stmt]) -> dict[str, str]:
+        """`block = triton.next_power_of_2(n_cols)` -> {"block": "triton.next_power_of_2(n_cols)"} (single assignments)."""
+        texts: dict[str, str] = {}
+        twice: set[str] = set()
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id
+                if name in texts:
+                    twice.add(name)
+                texts[name] = ast.get_source_segment(self.text, stmt.value) or name
+        return {k: v for k, v in texts.items() if k not in twice}
+
+    def _text(self, node: ast.expr) -> str:
+        if isinstance(node, ast.Name) and node.id in self.texts[-1]:
+            return self.texts[-1][node.id]
+        return ast.get_source_segment(self.text, node) or ""
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -82,11 +102,10 @@ class _Finder(ast.NodeVisitor):
                 for a in node.args:
                     if isinstance(a, ast.Starred):
                         break
-                    site.positional.append((evaluate(a, env), ast.get_source_segment(self.text, a) or ""))
+                    site.positional.append((evaluate(a, env), self._text(a)))
                 for kw in node.keywords:
                     if kw.arg:
-                        site.keywords[kw.arg] = (evaluate(kw.value, env), ast.get_source_segment(self.text, kw.value)
-                                                 or "")
+                        site.keywords[kw.arg] = (evaluate(kw.value, env), self._text(kw.value))
                 self.out.append(site)
         self.generic_visit(node)
 

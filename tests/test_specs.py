@@ -1,0 +1,207 @@
+"""Specs from captures, hints, launch sites, defaults, autotune configs and heuristics — and a real compile."""
+import importlib.util
+import os
+import sys
+import types
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
+
+from tritonlens.discover import discover  # noqa: E402
+from tritonlens.launches import find_launches  # noqa: E402
+from tritonlens.specs import build_specs, spec_to_compile_args  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+DATA = os.path.join(os.path.dirname(__file__), "data", "discover")
+VECTOR_ADD = os.path.join(ROOT, "examples", "vector_add.py")
+
+
+def kernel_of(src, name=None, path="k.py"):
+    kernels = discover(path, src).kernels
+    return kernels[0] if name is None else next(k for k in kernels if k.name == name)
+
+
+HEAD = "import triton\nimport triton.language as tl\n\n"
+
+
+def test_hint_spec_matches_a_torch_launch():
+    text = open(VECTOR_ADD, encoding="utf-8").read()
+    k = kernel_of(text, path=VECTOR_ADD)
+    (spec,), findings = build_specs(k, "cuda:90")
+    assert findings == []
+    assert spec.signature == {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32",
+                              "BLOCK_SIZE": "constexpr"}
+    assert spec.constants == {"BLOCK_SIZE": 1024}
+    assert spec.attrs == {n: {"divisibility": 16} for n in ("x_ptr", "y_ptr", "out_ptr", "n_elements")}
+    assert spec.options == {"num_warps": 4, "num_stages": 3}
+    assert spec.origins["num_stages"] == "triton default" and spec.origins["BLOCK_SIZE"] == "hint line 7"
+    assert spec.label == "hint line 7" and spec.missing == []
+
+
+def test_unset_params_default_like_a_torch_launch_and_one_and_none_specialize():
+    src = HEAD + ("# tritonlens: n=1, z=None, B=64\n@triton.jit\n"
+                  "def k(x_ptr, n, m, z, out, B: tl.constexpr):\n    tl.store(out + 1, tl.load(x_ptr))\n")
+    (spec,), _ = build_specs(kernel_of(src), "cuda:80")
+    assert spec.signature == {"x_ptr": "*fp32", "n": "constexpr", "m": "i32", "z": "constexpr", "out": "*fp32",
+                              "B": "constexpr"}
+    assert spec.constants == {"n": 1, "z": None, "B": 64}
+    assert spec.attrs == {"x_ptr": {"divisibility": 16}, "out": {"divisibility": 16}}
+    assert spec.origins["x_ptr"] == "assumed (torch launch)"
+
+
+def test_do_not_specialize_drops_divisibility_and_one():
+    src = HEAD + ("# tritonlens: n=1, m=i32%16, p=*fp16\n@triton.jit(do_not_specialize=['n', 1, 'p'])\n"
+                  "def k(p, m, n):\n    pass\n")
+    (spec,), _ = build_specs(kernel_of(src), "cuda:90")
+    assert spec.signature == {"p": "*fp16", "m": "i32", "n": "i32"}
+    assert spec.constants == {} and spec.attrs == {}
+
+
+def test_hint_times_autotune_configs():
+    src = open(os.path.join(DATA, "forms.py"), encoding="utf-8").read()
+    k = kernel_of(src, "stacked")
+    specs, findings = build_specs(k, "cuda:90")
+    # the hint sets BLOCK_N but not num_warps/num_stages: it combines with each config, hint values winning
+    assert [s.label for s in specs] == ["hint line 39 × autotune config 1/2", "hint line 39 × autotune config 2/2"]
+    assert [s.constants["BLOCK_N"] for s in specs] == [64, 64]
+    assert [(s.options["num_warps"], s.options["num_stages"]) for s in specs] == [(4, 3), (8, 2)]
+    assert specs[1].origins["num_warps"] == "autotune config 2/2" and specs[0].origins["num_stages"] == "triton default"
+    # EVEN comes from a heuristic on n, which only a launch knows: missing, with the reason
+    assert all(s.missing == ["EVEN"] for s in specs)
+    (f,) = findings
+    assert (f.code, f.severity, f.line) == ("SRC002", "info", 45)
+    assert "EVEN has no value" in f.message and "known only at launch" in f.message
+
+
+def test_heuristics_evaluate_once_inputs_are_known():
+    src = HEAD + ("# tritonlens: n=1024, BLOCK=128\n@triton.heuristics({'EVEN': lambda args: args['n'] % args['BLOCK'] == 0,"
+                  " 'WIDE': lambda args: triton.next_power_of_2(args['BLOCK']) > 64})\n@triton.jit\n"
+                  "def k(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr, WIDE: tl.constexpr):\n    pass\n")
+    (spec,), findings = build_specs(kernel_of(src), "cuda:90")
+    assert findings == [] and spec.constants == {"BLOCK": 128, "EVEN": True, "WIDE": True}
+    assert spec.signature["n"] == "i32" and spec.attrs["n"] == {"divisibility": 16}
+
+
+def test_autotune_configs_alone_and_dedupe():
+    src = HEAD + ("@triton.autotune(configs=[triton.Config({'B': 64}), triton.Config({'B': 64}),"
+                  " triton.Config({'B': 128}, num_warps=8)], key=[])\n@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n"
+                  "    pass\n")
+    specs, _ = build_specs(kernel_of(src), "hip:gfx942")
+    assert [(s.constants["B"], s.options["num_warps"], s.options["num_stages"]) for s in specs] == [(64, 4, 2),
+                                                                                                     (128, 8, 2)]
+    assert specs[0].label == "autotune config 1/3"
+
+
+def test_defaults_in_def():
+    src = HEAD + "BLOCK = 256\n\n@triton.jit\ndef k(x_ptr, eps=1e-5, B: tl.constexpr = BLOCK):\n    pass\n"
+    (spec,), findings = build_specs(kernel_of(src), "cuda:90")
+    assert findings == [] and spec.constants == {"B": 256} and spec.signature["eps"] == "fp32"
+    assert spec.origins["B"] == "default in def" and spec.label == "defaults"
+
+
+def test_launch_sites_give_values_and_candidates():
+    files = {os.path.join(DATA, n): open(os.path.join(DATA, n), encoding="utf-8").read()
+             for n in ("forms.py", "launcher.py")}
+    k = kernel_of(files[os.path.join(DATA, "forms.py")], "plain", path=os.path.join(DATA, "forms.py"))
+    sites = find_launches("plain", files)
+    assert [(os.path.basename(s.path), s.line) for s in sites] == [("launcher.py", 10), ("launcher.py", 15)]
+    specs, findings = build_specs(k, "cuda:90", launches=sites)
+    first, second = specs
+    assert first.label == "launch at launcher.py:10" and first.constants == {"BLOCK": 512}
+    assert first.origins["BLOCK"] == "launch at launcher.py:10" and first.signature["n"] == "i32"
+    assert second.constants == {"n": 1} and second.missing == ["BLOCK"]  # n=1 specialises like a real launch
+    (f,) = findings
+    assert f.code == "SRC002" and (f.line, f.column, f.end_column) == (15, 21, 26)
+    assert "(launch sites pass 512, triton.next_power_of_2(n_cols))" in f.message
+
+
+def test_missing_constexpr_without_launches():
+    src = HEAD + "@triton.jit\ndef k(x_ptr, BLOCK_SIZE: tl.constexpr):\n    pass\n"
+    (spec,), (f,) = build_specs(kernel_of(src), "cuda:90")
+    assert spec.missing == ["BLOCK_SIZE"]
+    assert f.message == "BLOCK_SIZE has no value: add a hint `# tritonlens: BLOCK_SIZE=...`"
+    with pytest.raises(ValueError):
+        spec_to_compile_args(spec, kernel_of(src))
+
+
+def test_unevaluable_autotune_configs_are_missing_with_the_reason():
+    path = os.path.join(DATA, "configs_fn.py")
+    k = kernel_of(open(path, encoding="utf-8").read(), "unknowable", path=path)
+    (spec,), (f,) = build_specs(k, "cuda:90")
+    assert spec.missing == ["BLOCK"] and "load_from_disk" in f.message
+
+
+def test_hint_errors_become_findings_on_the_token():
+    src = HEAD + "# tritonlens: x_ptr=*fq16, B=64\n@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n    pass\n"
+    (spec,), (f,) = build_specs(kernel_of(src), "cuda:90")
+    assert (f.code, f.severity, f.line, f.column, f.end_column) == ("SRC004", "warning", 4, 21, 26)
+    assert spec.constants == {"B": 64} and spec.signature["x_ptr"] == "*fp32"
+
+
+CAPTURE = {"version": 1, "path": "kernels/add.py", "kernel": "add_kernel",
+           "signature": {"x_ptr": "*fp16", "y_ptr": "*fp16", "out_ptr": "*fp16", "n_elements": "i32",
+                         "BLOCK_SIZE": "constexpr"},
+           "constants": {"BLOCK_SIZE": 2048}, "attrs": {"x_ptr": {"divisibility": 16}},
+           "options": {"num_warps": 8, "num_stages": 3, "arch": "sm90"}, "target": "cuda:90",
+           "triton_version": "3.6.0"}
+
+
+def test_captures_replace_hints():
+    k = kernel_of(open(VECTOR_ADD, encoding="utf-8").read(), path="/ws/kernels/add.py")
+    (spec,), findings = build_specs(k, "cuda:90", captures=[CAPTURE])
+    assert findings == [] and spec.label == "capture 1"
+    assert spec.constants == {"BLOCK_SIZE": 2048} and spec.options == {"num_warps": 8, "num_stages": 3}
+    assert spec.attrs == {"x_ptr": {"divisibility": 16}} and spec.origins["BLOCK_SIZE"] == "capture"
+
+
+def test_stale_capture_is_reported_and_skipped():
+    k = kernel_of(open(VECTOR_ADD, encoding="utf-8").read(), path="/ws/kernels/add.py")
+    stale = dict(CAPTURE, signature={"x_ptr": "*fp16", "n_elements": "i32", "BLOCK_SIZE": "constexpr"})
+    specs, (f,) = build_specs(k, "cuda:90", captures=[stale])
+    assert [s.label for s in specs] == ["hint line 7"]
+    assert f.code == "SRC003" and f.severity == "info"
+    assert f.message == ("capture from kernels/add.py no longer fits: parameters changed (added y_ptr, out_ptr)")
+
+
+# ---------------------------------------------------------------- the proof: triton compiles what we produce
+@pytest.fixture(scope="module")
+def add_kernel_fn():
+    pytest.importorskip("triton")
+    stub = None
+    if importlib.util.find_spec("torch") is None:
+        stub = types.ModuleType("torch")  # the example imports torch only for its launcher; no torch here
+        sys.modules["torch"] = stub
+    try:
+        spec = importlib.util.spec_from_file_location("tritonlens_test_vector_add", VECTOR_ADD)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        if stub is not None:
+            del sys.modules["torch"]
+    return mod.add_kernel
+
+
+def _ptx(fn, spec, kernel):
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    signature, constexprs, attrs = spec_to_compile_args(spec, kernel)
+    compiled = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=GPUTarget("cuda", 90, 32),
+                              options=spec.options)
+    return compiled.asm["ptx"]
+
+
+def test_spec_compiles_to_what_its_assumptions_say(add_kernel_fn):
+    text = open(VECTOR_ADD, encoding="utf-8").read()
+    k = kernel_of(text, path=VECTOR_ADD)
+    (aligned,), _ = build_specs(k, "cuda:90")
+    ptx = _ptx(add_kernel_fn, aligned, k)
+    assert "ld.global.v4.b32" in ptx
+
+    k.hints[0].values["n_elements"] = "i32"
+    (unaligned,), _ = build_specs(k, "cuda:90")
+    assert "n_elements" not in unaligned.attrs
+    ptx = _ptx(add_kernel_fn, unaligned, k)
+    assert "ld.global.b32" in ptx and "ld.global.v4.b32" not in ptx
