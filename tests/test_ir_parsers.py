@@ -337,9 +337,8 @@ def test_disassemble_reports_a_bad_cubin():
 
 def test_mlir_parse_is_linear_on_a_big_text():
     text = fixture("flash_attention.ttgir")
-    head, _, tail = text.partition("\n#loc1 = ")
-    body_start = head.index("  tt.func")
-    big = head[:body_start] + head[body_start:] * 100 + "\n#loc1 = " + tail
+    start, end = text.index("  tt.func"), text.index("\n} loc(#loc)")
+    big = text[:start] + text[start:end] * 100 + text[end:]
     assert len(big) > 1_500_000
     mod = parse_mlir(big, "examples/flash_attention.py")
     assert len(mod.ops_named("ttng.warp_group_dot")) == 200

@@ -59,7 +59,7 @@ def parse_remarks(stderr_text: str) -> list[Remark]:
 
 def _int_after(message: str, key: str) -> int | None:
     pos = message.find(key + " = ")
-    while pos > 0 and message[pos - 1].isalnum():  # "vec" must not match inside "origin vec"? handled below
+    while pos > 0 and message[pos - 1].isalnum():  # match whole words only
         pos = message.find(key + " = ", pos + 1)
     if pos < 0:
         return None
