@@ -75,7 +75,8 @@ def test_hint_times_autotune_configs():
 
 
 def test_heuristics_evaluate_once_inputs_are_known():
-    src = HEAD + ("# tritonlens: n=1024, BLOCK=128\n@triton.heuristics({'EVEN': lambda args: args['n'] % args['BLOCK'] == 0,"
+    src = HEAD + ("# tritonlens: n=1024, BLOCK=128\n"
+                  "@triton.heuristics({'EVEN': lambda args: args['n'] % args['BLOCK'] == 0,"
                   " 'WIDE': lambda args: triton.next_power_of_2(args['BLOCK']) > 64})\n@triton.jit\n"
                   "def k(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr, WIDE: tl.constexpr):\n    pass\n")
     (spec,), findings = build_specs(kernel_of(src), "cuda:90")

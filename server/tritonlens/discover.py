@@ -61,7 +61,8 @@ class ModuleScope:
         self.workspace_root = workspace_root
         self.depth = depth
         self.cache = cache if cache is not None else {}
-        self.imports: dict[str, str] = {}  # local name -> dotted target; "ws:<file>" or "ws:<file>:<name>" for workspace
+        # local name -> dotted target; "ws:<file>" (a workspace module) or "ws:<file>:<name>" (a name in one)
+        self.imports: dict[str, str] = {}
         self.defs: dict[str, ast.FunctionDef] = {}
         self.assigns: dict[str, list[ast.stmt]] = {}
         self._resolving: set[str] = set()
@@ -521,9 +522,9 @@ def evaluate_configs(scope: ModuleScope, expr: ast.expr, target: str) -> tuple[l
     except (ValueError, SyntaxError, TypeError):
         pass
     needed = _closure(scope, expr)
-    ns = restricted_namespace(target, {n: scope.resolve_name(n) for n in scope.imports})
     stmts = [s for s in scope.tree.body if id(s) in needed]
     try:
+        ns = restricted_namespace(target, {n: scope.resolve_name(n) for n in scope.imports})
         for s in stmts + [expr]:
             guard(s)
         for s in stmts:

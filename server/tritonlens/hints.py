@@ -60,7 +60,7 @@ def parse_value(raw: str, *, is_option: bool = False, is_constexpr: bool = False
         if m and (m.group(1) or m.group(2) in SCALAR_TYPES):
             star, ty, div = m.group(1), m.group(2), m.group(3)
             if ty not in SCALAR_TYPES:
-                raise ValueError(f"unknown element type `{ty}` in `{text}` (expected one of fp16, bf16, fp32, i32, ...)")
+                raise ValueError(f"unknown element type `{ty}` in `{text}` (expected fp16, bf16, fp32, i32, ...)")
             if div is not None and int(div) not in (1, 16):
                 raise ValueError(f"divisibility in `{text}` must be %1 or %16 (Triton only specializes on 16)")
             if star:

@@ -72,7 +72,7 @@ class _Finder(ast.NodeVisitor):
         self.texts.pop()
 
     def _assigned_texts(self, body: list[ast.stmt]) -> dict[str, str]:
-        """`block = triton.next_power_of_2(n_cols)` -> {"block": "triton.next_power_of_2(n_cols)"} (single assignments)."""
+        """Single assignments as text: `block = triton.next_power_of_2(n)` -> {"block": "triton.next_power_of_2(n)"}."""
         texts: dict[str, str] = {}
         twice: set[str] = set()
         for stmt in body:
