@@ -86,24 +86,25 @@ def build_specs(kernel: KernelInfo, target: str, launches: list[LaunchSite] | No
     return specs, findings
 
 
-def spec_to_compile_args(spec: Spec, kernel: KernelInfo) -> tuple[dict[str, str], dict[tuple[int, ...], Any],
-                                                                   dict[tuple[int, ...], list[list[Any]]]]:
+def spec_to_compile_args(spec: Spec, params: KernelInfo | list[str]) -> tuple[
+        dict[str, str], dict[tuple[int, ...], Any], dict[tuple[int, ...], list[list[Any]]]]:
     """(signature, constexprs, attrs) exactly as `triton.compiler.ASTSource(fn, signature, constexprs, attrs)` takes
     them in triton 3.6: signature by name (constexprs, ==1 and None included as "constexpr"), constexprs and attrs
     keyed by `(param index,)` paths, divisibility as `[["tt.divisibility", 16]]` (what `BaseBackend.parse_attr`
-    makes of a launch's "D")."""
+    makes of a launch's "D"). `params` is the kernel or its parameter names in order (`JITFunction.arg_names`)."""
     if spec.missing:
         raise ValueError(f"spec {spec.label!r} cannot compile: no value for {', '.join(spec.missing)}")
+    names = [p.name for p in params.params] if isinstance(params, KernelInfo) else list(params)
     signature: dict[str, str] = {}
     constexprs: dict[tuple[int, ...], Any] = {}
     attrs: dict[tuple[int, ...], list[list[Any]]] = {}
-    for p in kernel.params:
-        ty = spec.signature.get(p.name, "constexpr" if p.is_constexpr else "i32")
-        signature[p.name] = ty
+    for index, name in enumerate(names):
+        ty = spec.signature.get(name, "constexpr" if name in spec.constants else "i32")
+        signature[name] = ty
         if ty == "constexpr":
-            constexprs[(p.index,)] = spec.constants.get(p.name)
-        elif spec.attrs.get(p.name, {}).get("divisibility") == 16:
-            attrs[(p.index,)] = [["tt.divisibility", 16]]
+            constexprs[(index,)] = spec.constants.get(name)
+        elif spec.attrs.get(name, {}).get("divisibility") == 16:
+            attrs[(index,)] = [["tt.divisibility", 16]]
     return signature, constexprs, attrs
 
 

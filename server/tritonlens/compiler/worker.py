@@ -19,6 +19,7 @@ import types
 from typing import Any
 
 from ..model import Artifacts, CompileError, Resources, Spec, Target
+from ..specs import spec_to_compile_args
 
 # Set before triton is imported: remarks on fd 2, ptxas -v log on stdout, and no reuse of Triton's own cache
 # (a cache hit would print no remarks).
@@ -84,17 +85,6 @@ def find_jit_function(module: types.ModuleType, qualname: str):
     return obj
 
 
-def compile_args(spec: Spec, arg_names: list[str]):
-    """Spec -> (signature, constexprs, attrs) in the form `ASTSource` takes."""
-    signature = {name: spec.signature.get(name, "constexpr") for name in arg_names}
-    constexprs = {(arg_names.index(k),): v for k, v in spec.constants.items() if k in arg_names}
-    attrs = {}
-    for name, attr in spec.attrs.items():
-        if name in arg_names and attr.get("divisibility"):
-            attrs[(arg_names.index(name),)] = [["tt.divisibility", int(attr["divisibility"])]]
-    return signature, constexprs, attrs
-
-
 def gpu_target(target: Target):
     from triton.backends.compiler import GPUTarget
 
@@ -149,12 +139,7 @@ def _error_from_exception(exc: BaseException, jit_fn, path: str) -> CompileError
         def_line = _def_line(jit_fn)
         indent = _def_indent(jit_fn)
         node = exc.node
-        inner = exc
-        while isinstance(inner.__cause__, CompilationError):
-            inner = inner.__cause__
-        msg = inner.error_message or (str(inner.__cause__) if inner.__cause__ else "") or exc.error_message or ""
-        if not msg and exc.__cause__ is not None:
-            msg = f"{type(exc.__cause__).__name__}: {exc.__cause__}"
+        msg = _root_message(exc)
         line = def_line + node.lineno - 1
         col = node.col_offset + indent + 1
         end_col = None
@@ -176,6 +161,24 @@ def _mlir_error(stderr: str, path: str) -> CompileError | None:
             return CompileError("MLIRError", f"{m.group('msg')} (in an MLIR pass)", int(m.group("line")),
                                 int(m.group("col")) + 1 if int(m.group("col")) else None, path)
     return None
+
+
+def _root_message(exc: BaseException) -> str:
+    """The message of the deepest cause: Triton wraps the real error (truncated by repr) in CompilationErrors."""
+    from triton.compiler.errors import CompilationError
+
+    deepest = exc
+    while deepest.__cause__ is not None:
+        deepest = deepest.__cause__
+    if isinstance(deepest, CompilationError):
+        msg = deepest.error_message or ""
+        # Triton stores repr(e) of the original error: NameError("...") -> NameError: ...
+        if m := re.fullmatch(r"(\w+)\((['\"])(.*)\2\)", msg.strip(), re.S):
+            return f"{m.group(1)}: {m.group(3)}"
+        return msg
+    text = str(deepest)
+    return f"{type(deepest).__name__}: {text}" if type(deepest).__name__ not in ("AssertionError", "ValueError") \
+        or not text else text
 
 
 def _clean(msg: str) -> str:
@@ -227,7 +230,7 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     import triton
     from triton.compiler import ASTSource
 
-    signature, constexprs, attrs = compile_args(spec, list(jit_fn.arg_names))
+    signature, constexprs, attrs = spec_to_compile_args(spec, list(jit_fn.arg_names))
     options = dict(spec.options)
     box: dict[str, str] = {}
     try:

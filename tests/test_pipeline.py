@@ -1,0 +1,298 @@
+"""The compile pipeline end to end, on kernels Triton really compiles here (CPU, no GPU)."""
+import json
+import os
+import textwrap
+
+import pytest
+
+from tritonlens.cli import main as cli_main
+from tritonlens.compiler.pool import CompileJob, CompileService
+from tritonlens.loader import slice_module
+from tritonlens.model import Spec
+from tritonlens.pipeline import Checker
+from tritonlens.settings import Settings
+
+from conftest import EXAMPLES
+
+VECTOR_ADD = '''\
+import triton
+import triton.language as tl
+
+
+# tritonlens: n_elements={n}, BLOCK_SIZE=1024, num_warps=4
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+'''
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return str(p)
+
+
+def only_compiled(report, name):
+    kr = next(k for k in report.kernels if k.name == name)
+    assert kr.compiled, f"{name} was not compiled: {[f.message for f in kr.findings]}"
+    return kr
+
+
+def ptx_load_widths(checker, kr, source_line):
+    from tritonlens.checks import CheckContext
+
+    cs = kr.compiled[0]
+    assert cs.artifacts.ok, cs.artifacts.error
+    ctx = CheckContext(kr.kernel, cs.spec, cs.artifacts, checker.settings)
+    lines = set(ctx.ptx.linemap.lines_for(source_line, kr.kernel.path))
+    return sorted(i.bits for i in ctx.ptx.instrs if i.kind == "ld.global" and i.ir_line in lines)
+
+
+def test_divisibility_assumption_changes_load_width(checker, tmp_path):
+    """n_elements=i32%16 gives 128-bit loads on the tl.load line; n_elements=i32 gives 32-bit ones."""
+    aligned = checker.check_file(write(tmp_path, "add16.py", VECTOR_ADD.format(n="i32%16")))
+    plain = checker.check_file(write(tmp_path, "add.py", VECTOR_ADD.format(n="i32")))
+    widths16 = ptx_load_widths(checker, only_compiled(aligned, "add_kernel"), 11)
+    widths1 = ptx_load_widths(checker, only_compiled(plain, "add_kernel"), 11)
+    assert widths16 and set(widths16) == {128}
+    assert widths1 and set(widths1) == {32}
+    assert only_compiled(plain, "add_kernel").compiled[0].spec.describe().endswith("n_elements=i32")
+
+
+def test_non_power_of_2_arange_is_src001_on_its_line(checker, tmp_path):
+    path = write(tmp_path, "bad_arange.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        # tritonlens: n=i32
+        @triton.jit
+        def k(x_ptr, n):
+            offs = tl.arange(0, 100)
+            tl.store(x_ptr + offs, offs, mask=offs < n)
+        ''')
+    report = checker.check_file(path)
+    errors = [f for f in report.all_findings() if f.code == "SRC001"]
+    assert len(errors) == 1, [f.message for f in report.all_findings()]
+    err = errors[0]
+    assert (err.line, err.severity) == (8, "error")
+    # The column names the tl.arange call (1-based), not the def.
+    assert err.column == len("    offs = ") + 1
+    assert "power of 2" in err.message
+
+
+def test_helper_in_same_file_is_inlined_not_compiled_alone(checker):
+    report = checker.check_file(os.path.join(EXAMPLES, "matmul.py"))
+    assert [k.name for k in report.kernels] == ["matmul_kernel"]
+    kr = report.kernels[0]
+    assert len(kr.compiled) == 2  # one spec per autotune config, the hint supplying the rest
+    assert all(cs.artifacts.ok for cs in kr.compiled)
+
+
+def test_definitions_mode_runs_no_top_level_code(checker, tmp_path):
+    marker = tmp_path / "ran.txt"
+    path = write(tmp_path, "side_effects.py", f'''\
+        import triton
+        import triton.language as tl
+
+        SCALE = tl.constexpr(2)
+        LOG = open({str(tmp_path / "no-such-dir" / "log.txt")!r}, "w")
+        open({str(marker)!r}, "w").write("top level ran")
+
+
+        # tritonlens: n=i32%16, BLOCK=256
+        @triton.jit
+        def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+
+
+        if __name__ == "__main__":
+            open({str(marker)!r}, "w").write("main ran")
+        ''')
+    report = checker.check_file(path)
+    kr = only_compiled(report, "scale_kernel")
+    assert kr.compiled[0].artifacts.ok, kr.compiled[0].artifacts.error
+    assert not marker.exists()
+
+
+def test_slice_keeps_import_fallbacks_and_needed_constants():
+    src = textwrap.dedent('''\
+        try:
+            import triton
+        except ImportError:
+            triton = None
+        import numpy_not_needed
+        import triton.language as tl
+        BLOCK = 128
+        UNUSED = 5
+        DEVICE = torch.cuda.get_device_name()
+        print("hello")
+
+        @triton.autotune(configs=get_configs(), key=["n"])
+        @triton.jit
+        def k(x, n):
+            tl.store(x, BLOCK)
+        ''')
+    s = slice_module(src, ["k"])
+    kept = s.text
+    assert "import triton\n" in kept and "triton = None" in kept
+    assert "BLOCK = 128" in kept and "UNUSED" not in kept
+    assert "numpy_not_needed" not in kept and "get_device_name" not in kept and "print" not in kept
+    assert "autotune" not in kept and "@triton.jit" in kept
+    assert len(kept.splitlines()) == len(src.splitlines())  # line numbers unchanged
+
+
+def test_syntax_error_and_unreadable_files(checker, tmp_path):
+    path = write(tmp_path, "broken.py", "import triton\n\ndef f(:\n    pass\n")
+    report = checker.check_file(path)
+    [f] = report.all_findings()
+    assert (f.code, f.line) == ("SRC001", 3)
+    bad = tmp_path / "latin1.py"
+    bad.write_bytes(b"# caf\xe9\nimport triton\n")
+    report = checker.check_file(str(bad))
+    assert report.problems and "latin1.py" in report.problems[0] and "UTF-8" in report.problems[0]
+
+
+def test_missing_constexpr_is_src002_not_a_crash(checker, tmp_path):
+    path = write(tmp_path, "nohint.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, offs, mask=offs < n)
+        ''')
+    report = checker.check_file(path)
+    [f] = report.all_findings()
+    assert f.code == "SRC002" and f.line == 6
+    assert not report.kernels[0].compiled
+
+
+def test_unchanged_kernel_is_never_compiled_twice(checker, tmp_path):
+    path = write(tmp_path, "cached.py", VECTOR_ADD.format(n="i32%16"))
+    first = only_compiled(checker.check_file(path), "add_kernel").compiled[0].artifacts
+    second = only_compiled(checker.check_file(path), "add_kernel").compiled[0].artifacts
+    assert not first.cached and second.cached
+    assert second.asm["ptx"] == first.asm["ptx"] and os.path.exists(second.paths["ptx"])
+
+
+def test_hip_target_compiles_to_amdgcn(tmp_path):
+    path = write(tmp_path, "add_hip.py", VECTOR_ADD.format(n="i32%16"))
+    with Checker(Settings(target="hip:gfx942", max_workers=1)) as c:
+        kr = only_compiled(c.check_file(path), "add_kernel")
+    art = kr.compiled[0].artifacts
+    assert art.ok, art.error
+    assert "amdgcn" in art.asm and "global_load" in art.asm["amdgcn"] and "ptx" not in art.asm
+    assert kr.compiled[0].spec.target == "hip:gfx942"
+
+
+def _job(path, text, timeout=60.0):
+    spec = Spec(signature={"x_ptr": "*fp32"}, constants={}, attrs={"x_ptr": {"divisibility": 16}},
+                options={"num_warps": 4}, target="cuda:90")
+    return CompileJob(path=path, text=text, qualname="k", spec=spec.to_json(), timeout=timeout)
+
+
+KERNEL = '''import triton
+import triton.language as tl
+{pre}
+@triton.jit
+def k(x_ptr):
+    tl.store(x_ptr + tl.arange(0, 128), 1.0)
+'''
+
+
+def test_crashed_and_hung_workers_are_reported_and_replaced(tmp_path):
+    """A module that segfaults at import, one that hangs, then a good one: the pool survives both."""
+    path = str(tmp_path / "k.py")
+    with CompileService(max_workers=1) as service:
+        crash = service.submit(_job(path, KERNEL.format(pre="import ctypes; ctypes.string_at(0)"))).result(120)
+        assert crash.error.kind == "WorkerCrash" and "SIGSEGV" in crash.error.message
+        hang = service.submit(_job(path, KERNEL.format(pre="import time; time.sleep(600)"), timeout=5)).result(120)
+        assert hang.error.kind == "Timeout"
+        good = service.submit(_job(path, KERNEL.format(pre=""))).result(120)
+        assert good.ok, good.error
+        assert "st.global" in good.asm["ptx"]
+        assert service.restarts == 2
+
+
+def test_cancel_drops_queued_jobs(tmp_path):
+    path = str(tmp_path / "k.py")
+    with CompileService(max_workers=1) as service:
+        slow = _job(path, KERNEL.format(pre="import time; time.sleep(600)"), timeout=300)
+        slow.group = "doc"
+        queued = _job(path, KERNEL.format(pre=""))
+        queued.group = "doc"
+        f1, f2 = service.submit(slow), service.submit(queued)
+        import time
+
+        time.sleep(3)  # let the slow one start (worker start + import)
+        assert service.cancel("doc") >= 1
+        assert f1.result(120).error.kind in ("Cancelled", "WorkerCrash")
+        assert f2.cancelled() or f2.result(120) is not None
+
+
+# ------------------------------------------------------------------ CLI contract
+def run_cli(capsys, *argv):
+    code = cli_main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_json_is_the_documented_array(capsys, tmp_path):
+    path = write(tmp_path, "bad_arange.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr):
+            tl.store(x_ptr + tl.arange(0, 100), 1.0)
+        ''')
+    code, out, _ = run_cli(capsys, "check", path, "--target", "cuda:90", "--format", "json")
+    assert code == 1
+    data = json.loads(out)
+    assert [d["code"] for d in data] == ["SRC001"]
+    assert set(data[0]) == {"path", "line", "column", "end_line", "end_column", "code", "severity", "message",
+                            "kernel", "config", "target"}
+    assert data[0]["line"] == 7 and data[0]["target"] == "cuda:90" and data[0]["kernel"] == "k"
+
+
+def test_cli_sarif_and_usage_errors(capsys, tmp_path):
+    path = write(tmp_path, "bad_arange.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr):
+            tl.store(x_ptr + tl.arange(0, 100), 1.0)
+        ''')
+    code, out, _ = run_cli(capsys, "check", path, "--target", "cuda:90", "--format", "sarif")
+    sarif = json.loads(out)
+    assert code == 1 and sarif["version"] == "2.1.0"
+    [result] = sarif["runs"][0]["results"]
+    assert result["ruleId"] == "SRC001" and result["level"] == "error"
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 7
+    assert any(r["id"] == "SRC001" for r in sarif["runs"][0]["tool"]["driver"]["rules"])
+    assert run_cli(capsys, "check", path, "--target", "cuda:7x")[0] == 2
+    assert run_cli(capsys, "check", str(tmp_path / "missing.py"))[0] == 2
+    assert run_cli(capsys, "ir", "no-separator")[0] == 2
+
+
+def test_cli_check_examples_and_ir(capsys):
+    code, out, _ = run_cli(capsys, "check", EXAMPLES, "--target", "cuda:90")
+    assert code == 0, out
+    for name in ("add_kernel", "softmax_kernel", "layer_norm_fwd", "matmul_kernel", "attn_fwd"):
+        assert f"::{name} [cuda:90" in out
+    assert "regs" in out and "shared" in out
+    code, out, _ = run_cli(capsys, "ir", os.path.join(EXAMPLES, "softmax.py") + "::softmax_kernel",
+                           "--stage", "ttgir", "--target", "cuda:90")
+    assert code == 0 and "tt.func public @softmax_kernel" in out and "#blocked" in out
