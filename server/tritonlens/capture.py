@@ -1,0 +1,496 @@
+"""`tritonlens capture -- CMD...`: run a program and record every distinct kernel compile it makes.
+
+Each compile becomes one line of `.tritonlens/captures.jsonl` (format in the design doc): the kernel's signature,
+constexpr values, divisibility attributes, options and target — exactly what `triton.compile` was given — plus,
+when the kernel was launched, the launch itself (grid, scalar values, tensor shapes/strides/dtypes) so that
+`tritonlens profile` can replay it. `check` and the language server then compile those specs instead of guessing.
+
+How the hook reaches the program: the child process gets `TRITONLENS_CAPTURE=1` and a private folder on
+PYTHONPATH whose `sitecustomize.py` installs the hook when (and only if) the program imports triton, and then runs
+any sitecustomize it shadows. The same switch works for programs started another way:
+
+    TRITONLENS_CAPTURE=1 PYTHONPATH=$(python -m tritonlens.capture --hook-path):$PYTHONPATH pytest
+
+Hook used: triton >= 3.4 `triton.knobs.runtime.jit_post_compile_hook` (chained with any hook already set);
+older triton `JITFunction.compiled_hook` / `cache_hook`. The launch is seen by wrapping `JITFunction.run`.
+The file is locked while written (several processes may capture at once) and holds JSON only.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import importlib.abc
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import threading
+from typing import Any, Iterator
+
+from .captures import CAPTURE_FILE
+
+ENV_SWITCH = "TRITONLENS_CAPTURE"
+ENV_FILE = "TRITONLENS_CAPTURE_FILE"  # where to append (absolute); default <workspace>/.tritonlens/captures.jsonl
+ENV_ROOT = "TRITONLENS_WORKSPACE"  # the workspace root paths are made relative to; default cwd
+ENV_DUMP = "TRITONLENS_CAPTURE_DUMP"  # optional folder: also write each compile's PTX/SASS-relevant asm there
+ENV_PACKAGE_ROOT = "TRITONLENS_PACKAGE_ROOT"
+
+HOOK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_capture_hook")
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Options a capture keeps: those a user can set on a launch or in a Config (the rest follow from the target).
+_KEPT_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid",
+                 "launch_pdl", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "debug", "sanitize_overflow")
+_IDENTITY = ("path", "kernel", "signature", "constants", "attrs", "options", "target")
+
+
+# ---------------------------------------------------------------- records
+def _jsonable(value: Any) -> Any:
+    """Constexpr values as JSON: tl.constexpr unwrapped, dtypes by name; None when it cannot be represented."""
+    if type(value).__name__ == "constexpr" and hasattr(value, "value"):
+        value = value.value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if type(value).__name__ == "dtype" or type(value).__module__.startswith("triton"):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return None
+
+
+def _index_name(path: Any, arg_names: list[str]) -> str | None:
+    """`(2,)` -> the name of parameter 2; nested tuple paths are not captured."""
+    if isinstance(path, tuple) and len(path) == 1 and isinstance(path[0], int) and path[0] < len(arg_names):
+        return arg_names[path[0]]
+    if isinstance(path, str):
+        return path
+    return None
+
+
+def _target_string(target: Any) -> str | None:
+    if target is None:
+        return None
+    backend = getattr(target, "backend", None)
+    arch = getattr(target, "arch", None)
+    if backend is None or arch is None:
+        return None
+    return f"{backend}:{arch}"
+
+
+def relative_path(filename: str, root: str) -> str:
+    filename = os.path.abspath(filename)
+    try:
+        rel = os.path.relpath(filename, root)
+    except ValueError:
+        return filename.replace(os.sep, "/")
+    return filename.replace(os.sep, "/") if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def record_from_hook(*, jit_function: Any, compile: dict[str, Any], target: str | None, root: str,
+                     triton_version: str) -> dict[str, Any] | None:
+    """One capture line from what `jit_post_compile_hook` receives (`compile` is its `compile=` dict)."""
+    fn = getattr(jit_function, "fn", None)
+    code = getattr(fn, "__code__", None)
+    if fn is None or code is None:
+        return None
+    arg_names = list(getattr(jit_function, "arg_names", []) or code.co_varnames[:code.co_argcount])
+    signature_in = compile.get("signature") or {}
+    if isinstance(signature_in, dict):
+        signature = {str(k): str(v) for k, v in signature_in.items()}
+    else:
+        signature = dict(zip(arg_names, (str(v) for v in signature_in)))
+    constants: dict[str, Any] = {}
+    for path, value in (compile.get("constants") or {}).items():
+        name = _index_name(path, arg_names)
+        if name is not None:
+            constants[name] = _jsonable(value)
+    configs = compile.get("configs") or [{}]
+    attrs: dict[str, dict[str, Any]] = {}
+    for path, items in (configs[0] if configs else {}).items():
+        name = _index_name(path, arg_names)
+        if name is None:
+            continue
+        for item in items or []:
+            if isinstance(item, (list, tuple)) and len(item) == 2 and item[0] == "tt.divisibility":
+                attrs[name] = {"divisibility": int(item[1])}
+    options: dict[str, Any] = {}
+    spec_data = compile.get("specialization_data")
+    if isinstance(spec_data, str):
+        with contextlib.suppress(ValueError):
+            options = {k: v for k, v in json.loads(spec_data).get("options", {}).items()
+                       if k in _KEPT_OPTIONS and isinstance(v, (bool, int, float, str))}
+    for k in ("num_warps", "num_stages", "num_ctas"):
+        if isinstance(compile.get(k), int):
+            options[k] = compile[k]
+    rec: dict[str, Any] = {
+        "version": 1,
+        "path": relative_path(code.co_filename, root),
+        "kernel": fn.__name__,
+        "signature": signature,
+        "constants": constants,
+        "attrs": attrs,
+        "options": options,
+        "target": target,
+        "triton_version": triton_version,
+    }
+    return rec
+
+
+def identity(rec: dict[str, Any]) -> str:
+    """Two lines are the same compile when these fields agree (the launch that came with it does not count)."""
+    blob = json.dumps([rec.get(k) for k in _IDENTITY], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def describe_launch(arg_names: list[str], args: tuple, kwargs: dict[str, Any], grid: Any) -> dict[str, Any] | None:
+    """Grid, scalar values and tensor geometry of one launch — enough to synthesize inputs and replay it."""
+    if grid is None:
+        return None
+    try:
+        grid_list = [int(g) for g in (grid if isinstance(grid, (list, tuple)) else (grid,))]
+    except (TypeError, ValueError):
+        return None
+    values = dict(zip(arg_names, args))
+    values.update({k: v for k, v in kwargs.items() if k in arg_names})
+    out: dict[str, Any] = {}
+    for name in arg_names:
+        if name not in values:
+            continue
+        v = values[name]
+        if hasattr(v, "data_ptr") and hasattr(v, "shape") and hasattr(v, "dtype"):
+            try:
+                out[name] = {"tensor": {"shape": [int(s) for s in v.shape], "stride": [int(s) for s in v.stride()],
+                                        "dtype": str(v.dtype).removeprefix("torch."),
+                                        "align16": int(v.data_ptr()) % 16 == 0}}
+            except Exception:  # noqa: BLE001 — an exotic tensor type: keep the rest of the launch
+                out[name] = {"unknown": type(v).__name__}
+        elif v is None or isinstance(v, (bool, int, float, str)):
+            out[name] = {"value": v}
+        else:
+            jv = _jsonable(v)
+            out[name] = {"value": jv} if jv is not None else {"unknown": type(v).__name__}
+    return {"grid": grid_list, "args": out}
+
+
+# ---------------------------------------------------------------- the file
+@contextlib.contextmanager
+def _locked(f) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # Windows: msvcrt locks a byte range
+        import msvcrt
+
+        f.seek(0)
+        msvcrt.locking(f.fileno(), msvcrt.LK_LOCK, 1)
+        try:
+            yield
+        finally:
+            f.seek(0)
+            msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
+        return
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+class CaptureWriter:
+    """Appends capture lines to one file, once per distinct compile, across threads and processes."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def append(self, rec: dict[str, Any]) -> bool:
+        """Write `rec` unless the file already holds the same compile. True when written."""
+        ident = identity(rec)
+        with self._lock:
+            if ident in self._seen:
+                return False
+            os.makedirs(os.path.dirname(os.path.abspath(self.file)), exist_ok=True)
+            with open(self.file, "a+", encoding="utf-8") as f, _locked(f):
+                f.seek(0)
+                for line in f:
+                    with contextlib.suppress(ValueError, AttributeError):
+                        obj = json.loads(line)
+                        if isinstance(obj, dict):
+                            self._seen.add(identity(obj))
+                if ident in self._seen:
+                    return False
+                f.seek(0, os.SEEK_END)
+                f.write(json.dumps(rec, sort_keys=False, allow_nan=False, default=str) + "\n")
+                f.flush()
+            self._seen.add(ident)
+            return True
+
+
+# ---------------------------------------------------------------- the hook (runs inside the user's program)
+class _Hook:
+    def __init__(self, writer: CaptureWriter, root: str, dump_dir: str | None) -> None:
+        self.writer = writer
+        self.root = root
+        self.dump_dir = dump_dir
+        self.local = threading.local()
+        import triton
+
+        self.triton_version = getattr(triton, "__version__", "?")
+
+    # jit_post_compile_hook(key, repr, fn, compile, is_manual_warmup, already_compiled)
+    def post_compile(self, *, key=None, repr=None, fn=None, compile=None, is_manual_warmup=False,
+                     already_compiled=False, **_: Any) -> None:
+        try:
+            jit_function = getattr(fn, "jit_function", fn)
+            rec = record_from_hook(jit_function=jit_function, compile=compile or {}, target=self._target(),
+                                   root=self.root, triton_version=self.triton_version)
+            if rec is None:
+                return
+            self._dump(jit_function, key, compile or {}, rec)
+            frames = getattr(self.local, "frames", None)
+            if frames:
+                frames[-1].append(rec)
+            else:
+                self.writer.append(rec)
+        except Exception as exc:  # noqa: BLE001 — never break the user's program
+            _warn(f"could not record a compile: {type(exc).__name__}: {exc}")
+
+    def _target(self) -> str | None:
+        try:
+            from triton.runtime import driver
+
+            return _target_string(driver.active.get_current_target())
+        except Exception:  # noqa: BLE001
+            return None
+
+    def _dump(self, jit_function: Any, key: Any, compile: dict[str, Any], rec: dict[str, Any]) -> None:
+        """Optional: the JIT's own PTX/AMDGCN next to the capture, to compare with a CPU replay."""
+        if not self.dump_dir:
+            return
+        try:
+            device = compile.get("device", 0)
+            kernel = jit_function.device_caches[device][0].get(key)
+            if hasattr(kernel, "result"):
+                kernel = kernel.result()
+            asm = getattr(kernel, "asm", {}) or {}
+            os.makedirs(self.dump_dir, exist_ok=True)
+            stem = f"{rec['kernel']}-{identity(rec)}"
+            for stage in ("ptx", "amdgcn", "ttgir"):
+                if isinstance(asm.get(stage), str):
+                    with open(os.path.join(self.dump_dir, f"{stem}.{stage}"), "w", encoding="utf-8") as f:
+                        f.write(asm[stage])
+            if isinstance(asm.get("cubin"), (bytes, bytearray)):
+                with open(os.path.join(self.dump_dir, f"{stem}.cubin"), "wb") as f:
+                    f.write(asm["cubin"])
+            md = getattr(kernel, "metadata", None)
+            n_regs = getattr(kernel, "n_regs", None)
+            with open(os.path.join(self.dump_dir, f"{stem}.json"), "w", encoding="utf-8") as f:
+                json.dump({"capture": rec, "n_regs": n_regs, "n_spills": getattr(kernel, "n_spills", None),
+                           "shared": getattr(md, "shared", None)}, f, default=str)
+        except Exception as exc:  # noqa: BLE001
+            _warn(f"could not dump the compiled kernel: {type(exc).__name__}: {exc}")
+
+    # wraps JITFunction.run: the compiles made by one launch get that launch's grid and arguments
+    def wrap_run(self, run):
+        hook = self
+
+        def run_and_capture(jit_self, *args, grid=None, warmup=False, **kwargs):
+            frames = getattr(hook.local, "frames", None)
+            if frames is None:
+                frames = hook.local.frames = []
+            frames.append([])
+            seen_grid: dict[str, Any] = {}
+            call_grid = grid
+            if callable(grid) and not warmup:
+                def call_grid(meta, _grid=grid):
+                    g = _grid(meta)
+                    seen_grid.setdefault("grid", g)
+                    return g
+            elif grid is not None:
+                seen_grid["grid"] = grid
+            try:
+                return run(jit_self, *args, grid=call_grid, warmup=warmup, **kwargs)
+            finally:
+                recs = frames.pop()
+                for rec in recs:
+                    try:
+                        if not warmup:
+                            launch = describe_launch(list(jit_self.arg_names), args, kwargs, seen_grid.get("grid"))
+                            if launch is not None:
+                                rec["launch"] = launch
+                        hook.writer.append(rec)
+                    except Exception as exc:  # noqa: BLE001
+                        _warn(f"could not record a launch: {type(exc).__name__}: {exc}")
+
+        run_and_capture.__tritonlens_capture__ = True  # type: ignore[attr-defined]
+        return run_and_capture
+
+
+def _warn(msg: str) -> None:
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"tritonlens capture: {msg}\n")
+
+
+_installed: _Hook | None = None
+
+
+def install(file: str | None = None, root: str | None = None, dump_dir: str | None = None) -> _Hook:
+    """Install the capture hook in this process (triton must be importable). Idempotent."""
+    global _installed
+    if _installed is not None:
+        return _installed
+    root = os.path.abspath(root or os.environ.get(ENV_ROOT) or os.getcwd())
+    file = file or os.environ.get(ENV_FILE) or os.path.join(root, CAPTURE_FILE)
+    hook = _Hook(CaptureWriter(file), root, dump_dir or os.environ.get(ENV_DUMP) or None)
+    from triton.runtime.jit import JITFunction
+
+    try:
+        from triton import knobs
+    except ImportError:
+        knobs = None
+    if knobs is not None and hasattr(knobs.runtime, "jit_post_compile_hook"):
+        previous = knobs.runtime.jit_post_compile_hook
+
+        def chained(**kw):
+            hook.post_compile(**kw)
+            if previous is not None:
+                return previous(**kw)
+            return None
+
+        knobs.runtime.jit_post_compile_hook = chained
+    elif hasattr(JITFunction, "compiled_hook"):  # triton 3.0-3.3: called after each compile
+        previous_old = JITFunction.compiled_hook
+
+        def chained_old(*a, **kw):
+            hook.post_compile(**kw)
+            return previous_old(*a, **kw) if previous_old is not None else False
+
+        JITFunction.compiled_hook = chained_old
+    else:  # older still: called before each compile; returning False lets the compile go on
+        previous_old = getattr(JITFunction, "cache_hook", None)
+
+        def chained_cache(*a, **kw):
+            hook.post_compile(**kw)
+            return previous_old(*a, **kw) if previous_old is not None else False
+
+        JITFunction.cache_hook = chained_cache
+    if not getattr(JITFunction.run, "__tritonlens_capture__", False):
+        JITFunction.run = hook.wrap_run(JITFunction.run)
+    _installed = hook
+    return hook
+
+
+class _TritonImportWatcher(importlib.abc.MetaPathFinder):
+    """Installs the hook right after `import triton` finishes — no cost for programs that never import it."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "triton":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec("triton")
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader = spec.loader
+        exec_module = loader.exec_module
+
+        def exec_then_install(module):
+            exec_module(module)
+            try:
+                install()
+            except Exception as exc:  # noqa: BLE001
+                _warn(f"hook not installed: {type(exc).__name__}: {exc}")
+
+        loader.exec_module = exec_then_install  # type: ignore[method-assign]
+        return spec
+
+
+def install_on_import() -> None:
+    """What the bootstrap calls: install now if triton is loaded, else as soon as it is imported."""
+    if "triton" in sys.modules and hasattr(sys.modules["triton"], "jit"):
+        install()
+        return
+    if not any(isinstance(f, _TritonImportWatcher) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TritonImportWatcher())
+
+
+# ---------------------------------------------------------------- the command
+def child_env(file: str, root: str, dump_dir: str | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    env[ENV_SWITCH] = "1"
+    env[ENV_FILE] = os.path.abspath(file)
+    env[ENV_ROOT] = os.path.abspath(root)
+    env[ENV_PACKAGE_ROOT] = PACKAGE_ROOT
+    if dump_dir:
+        env[ENV_DUMP] = os.path.abspath(dump_dir)
+    env["PYTHONPATH"] = os.pathsep.join([HOOK_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tritonlens capture",
+                                description="Run a command and record the Triton kernels it compiles "
+                                            "(and how they were launched) in .tritonlens/captures.jsonl.")
+    p.add_argument("--workspace", metavar="DIR", help="workspace root (default: the current folder)")
+    p.add_argument("--output", "-o", metavar="FILE", help="capture file (default: WORKSPACE/.tritonlens/captures.jsonl)")
+    p.add_argument("--dump", metavar="DIR", help="also write each compile's PTX/cubin there (for comparisons)")
+    p.add_argument("--hook-path", action="store_true",
+                   help="print the folder to put on PYTHONPATH (with TRITONLENS_CAPTURE=1) and exit")
+    p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the command to run")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # everything after the first `--` is the user's command, untouched
+    if "--" in argv:
+        cut = argv.index("--")
+        own, cmd = argv[:cut], argv[cut + 1:]
+    else:
+        own, cmd = argv, None
+    try:
+        args = _parser().parse_args(own)
+    except SystemExit as exc:
+        return 2 if exc.code else 0
+    if args.hook_path:
+        print(HOOK_DIR)
+        return 0
+    if cmd is None:
+        cmd = args.cmd
+    if not cmd:
+        print("tritonlens capture: no command given; usage: tritonlens capture -- python train.py ...", file=sys.stderr)
+        return 2
+    root = os.path.abspath(args.workspace or os.getcwd())
+    file = os.path.abspath(args.output or os.path.join(root, CAPTURE_FILE))
+    before = _count_lines(file)
+    try:
+        proc = subprocess.run(cmd, env=child_env(file, root, args.dump))
+        code = proc.returncode
+    except FileNotFoundError:
+        print(f"tritonlens capture: command not found: {cmd[0]}", file=sys.stderr)
+        return 127
+    except KeyboardInterrupt:
+        code = 130
+    after = _count_lines(file)
+    print(f"tritonlens capture: {after - before} new compile(s) recorded in {_shown(file)} ({after} in all)",
+          file=sys.stderr)
+    # a signal death is reported the way a shell would (128 + signal)
+    return code if code >= 0 else 128 - code
+
+
+def _count_lines(file: str) -> int:
+    try:
+        with open(file, encoding="utf-8", errors="replace") as f:
+            return sum(1 for line in f if line.strip())
+    except OSError:
+        return 0
+
+
+def _shown(file: str) -> str:
+    rel = os.path.relpath(file)
+    return file if rel.startswith("..") else rel
+
+
+if __name__ == "__main__":
+    sys.exit(main())
