@@ -296,3 +296,27 @@ def test_cli_check_examples_and_ir(capsys):
     code, out, _ = run_cli(capsys, "ir", os.path.join(EXAMPLES, "softmax.py") + "::softmax_kernel",
                            "--stage", "ttgir", "--target", "cuda:90")
     assert code == 0 and "tt.func public @softmax_kernel" in out and "#blocked" in out
+
+
+def test_change_in_imported_workspace_helper_recompiles(checker, tmp_path):
+    (tmp_path / ".git").mkdir()  # the workspace root
+    helper = tmp_path / "helpers.py"
+    helper.write_text("import triton\n\n\n@triton.jit\ndef bump(x):\n    return x + 7.0\n")
+    path = write(tmp_path, "uses_helper.py", '''\
+        import triton
+        import triton.language as tl
+        from helpers import bump
+
+
+        @triton.jit
+        def k(x_ptr):
+            offs = tl.arange(0, 128)
+            tl.store(x_ptr + offs, bump(tl.load(x_ptr + offs)))
+        ''')
+    first = only_compiled(checker.check_file(path), "k").compiled[0].artifacts
+    assert "7.000000e+00" in first.asm["ttir"]
+    helper.write_text("import triton\n\n\n@triton.jit\ndef bump(x):\n    return x + 9.0\n")
+    os.utime(helper, ns=(os.stat(helper).st_mtime_ns + 10**9,) * 2)
+    second = only_compiled(checker.check_file(path), "k").compiled[0].artifacts
+    assert not second.cached
+    assert "9.000000e+00" in second.asm["ttir"] and "7.000000e+00" not in second.asm["ttir"]

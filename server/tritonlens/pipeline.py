@@ -5,6 +5,7 @@ that cannot be read or parsed, a kernel that does not compile, a worker that cra
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
@@ -75,6 +76,21 @@ def _is_helper(kernel: KernelInfo, kernels: list[KernelInfo], text: str) -> bool
     a device helper: it is compiled inlined into its callers, not on its own."""
     called = any(kernel.func_name in k.helpers or kernel.name in k.helpers for k in kernels if k is not kernel)
     return called and f"{kernel.name}[" not in text
+
+
+def _workspace_deps_digest(kernel: KernelInfo, path: str, root: str) -> str:
+    """Contents of the workspace modules a kernel imports helpers from: a change there must invalidate the cache."""
+    h = hashlib.sha256()
+    for name in kernel.helpers:
+        rel = name.lstrip(".").replace(".", os.sep)
+        for base in (root, os.path.dirname(path)):
+            for candidate in (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")):
+                try:
+                    with open(candidate, "rb") as f:
+                        h.update(candidate.encode() + b"\0" + f.read())
+                except OSError:
+                    continue
+    return h.hexdigest()
 
 
 class WorkspaceFiles:
@@ -240,7 +256,8 @@ class Checker:
     def _compile(self, path: str, module_text: str, kernel: KernelInfo, spec: Spec, root: str,
                  group: str | None) -> Future | Artifacts:
         qualname = kernel.qualname or kernel.name
-        key = self.cache.key(path + "\0" + module_text, qualname, spec.key())
+        key = self.cache.key(path + "\0" + module_text + _workspace_deps_digest(kernel, path, root), qualname,
+                             spec.key())
         hit = self.cache.get(key)
         if hit is not None:
             return hit

@@ -101,11 +101,17 @@ class CheckContext:
         return parse_remarks(self.artifacts.remarks)
 
 
+_loaded = False
+
+
 def load_rules() -> dict[str, Rule]:
-    """Import every module of this package so each registers its rules."""
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
+    """Import every module of this package (once) so each registers its rules."""
+    global _loaded
+    if not _loaded:
+        for info in pkgutil.iter_modules(__path__):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+        _loaded = True
     return RULES
 
 
@@ -132,6 +138,7 @@ def run_checks(ctx: CheckContext, select: set[str] | None = None) -> list[Findin
             f.config = f.config or ctx.spec.describe()
             f.target = f.target or ctx.spec.target
             f.data.setdefault("doc", r.doc_url)
+            f.data.setdefault("origins", dict(ctx.spec.origins))
         out.extend(found)
     return out
 

@@ -46,6 +46,8 @@ def _package_of(path: str) -> tuple[str | None, str]:
 def load_module(path: str, text: str, workspace_root: str | None) -> types.ModuleType:
     """Execute `text` (a slice or the whole file) as a module whose code says it lives at `path`."""
     key = hashlib.sha256((path + "\0" + text).encode()).hexdigest()[:20]
+    if workspace_root and _evict_changed_workspace_modules(workspace_root):
+        _modules.clear()  # they may hold the old helper functions
     if key in _modules:
         return _modules[key]
     package, import_root = _package_of(path)
@@ -66,7 +68,34 @@ def load_module(path: str, text: str, workspace_root: str | None) -> types.Modul
         sys.modules.pop(name, None)
         raise
     _modules[key] = module
+    if workspace_root:
+        _evict_changed_workspace_modules(workspace_root)  # records the mtimes of what this import pulled in
     return module
+
+
+def _evict_changed_workspace_modules(root: str) -> bool:
+    """Forget workspace modules (helpers the kernels import) whose file changed since this worker imported them."""
+    root = os.path.abspath(root) + os.sep
+    evicted = False
+    for name, mod in list(sys.modules.items()):
+        file = getattr(mod, "__file__", None)
+        if not file or not os.path.abspath(file).startswith(root) or name.startswith("__tritonlens_user__"):
+            continue
+        if "site-packages" in file:
+            continue
+        try:
+            mtime = os.stat(file).st_mtime_ns
+        except OSError:
+            mtime = None
+        seen = _import_mtimes.setdefault(name, mtime)
+        if seen != mtime:
+            del sys.modules[name]
+            _import_mtimes.pop(name, None)
+            evicted = True
+    return evicted
+
+
+_import_mtimes: dict[str, int | None] = {}
 
 
 def find_jit_function(module: types.ModuleType, qualname: str):
