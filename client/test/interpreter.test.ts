@@ -1,0 +1,153 @@
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as cp from 'node:child_process';
+import * as path from 'node:path';
+import {
+  expandVariables,
+  installCommand,
+  Interpreter,
+  parseRequirements,
+  probeInterpreter,
+  resolveInterpreter,
+  Runner,
+  serverCommand,
+  serverEnv,
+  SERVER_MODULES,
+} from '../src/interpreter';
+
+const pythonExtension = (executable: string | undefined) => {
+  const calls: (string | undefined)[] = [];
+  return {
+    calls,
+    activeExecutable: async (resource?: string) => {
+      calls.push(resource);
+      return executable;
+    },
+  };
+};
+
+test('tritonlens.interpreter overrides the Python extension', async () => {
+  const python = pythonExtension('/usr/bin/python3');
+  const got = await resolveInterpreter(['${workspaceFolder}/.venv/bin/python', '-X', 'utf8'], python, {
+    workspaceFolder: '/ws',
+  });
+  assert.deepEqual(got, { command: ['/ws/.venv/bin/python', '-X', 'utf8'], source: 'setting' });
+  assert.equal(python.calls.length, 0);
+});
+
+test('without the setting, the Python extension interpreter for the workspace is used', async () => {
+  const python = pythonExtension('/home/u/miniconda/envs/t/bin/python');
+  const got = await resolveInterpreter([], python, { resource: 'file:///ws' });
+  assert.deepEqual(got, { command: ['/home/u/miniconda/envs/t/bin/python'], source: 'python-extension' });
+  assert.deepEqual(python.calls, ['file:///ws']);
+});
+
+test('no setting and no Python extension (or no selection) gives no interpreter', async () => {
+  assert.equal(await resolveInterpreter([], undefined), undefined);
+  assert.equal(await resolveInterpreter([], pythonExtension(undefined)), undefined);
+});
+
+test('variables: ${userHome}, ~ and ${workspaceFolder}', () => {
+  const vars = { workspaceFolder: '/ws', userHome: '/home/u' };
+  assert.equal(expandVariables('~/venv/bin/python', vars), '/home/u/venv/bin/python');
+  assert.equal(expandVariables('${userHome}/x', vars), '/home/u/x');
+  assert.equal(expandVariables('${workspaceFolder}/py', vars), '/ws/py');
+  assert.equal(expandVariables('python~3', vars), 'python~3');
+});
+
+test('server command is <python> [args] -m tritonlens serve', () => {
+  assert.deepEqual(serverCommand({ command: ['/opt/py'], source: 'setting' }), {
+    command: '/opt/py', args: ['-m', 'tritonlens', 'serve'],
+  });
+  assert.deepEqual(serverCommand({ command: ['conda', 'run', '-n', 't', 'python'], source: 'setting' }), {
+    command: 'conda', args: ['run', '-n', 't', 'python', '-m', 'tritonlens', 'serve'],
+  });
+});
+
+test('the bundled server goes first on PYTHONPATH, keeping the user one', () => {
+  const env = serverEnv('/ext/dist/server', { PYTHONPATH: '/mine', HOME: '/h' });
+  assert.equal(env.PYTHONPATH, ['/ext/dist/server', '/mine'].join(path.delimiter));
+  assert.equal(env.HOME, '/h');
+  assert.equal(serverEnv(undefined, {}).PYTHONPATH, undefined);
+});
+
+const py: Interpreter = { command: ['/py'], source: 'python-extension' };
+const fakeRunner = (stdout: string, code = 0, stderr = ''): { run: Runner; calls: string[][] } => {
+  const calls: string[][] = [];
+  return { calls, run: async (command, args) => (calls.push([command, ...args]), { code, stdout, stderr }) };
+};
+
+test('probe: everything importable', async () => {
+  const { run, calls } = fakeRunner(
+    'conda activate noise\n{"found": {"tritonlens": true, "triton": true, "pygls": true, "lsprotocol": true, "watchdog": true}, "origin": "/ext/dist/server/tritonlens/__init__.py", "version": "3.12.3", "executable": "/py"}\n',
+  );
+  const probe = await probeInterpreter(py, run, {});
+  assert.equal(probe.ok, true);
+  assert.deepEqual(probe.missing, []);
+  assert.equal(probe.pythonVersion, '3.12.3');
+  assert.equal(calls[0][0], '/py');
+  assert.equal(calls[0][1], '-c');
+  assert.deepEqual(calls[0].slice(3), SERVER_MODULES.map((m) => m.module));
+});
+
+test('probe: missing packages are listed and pip installs exactly those', async () => {
+  const { run } = fakeRunner(
+    '{"found": {"tritonlens": true, "triton": true, "pygls": false, "lsprotocol": false, "watchdog": false}, "origin": null, "version": "3.11.0", "executable": "/py"}',
+  );
+  const probe = await probeInterpreter(py, run, {});
+  assert.equal(probe.ok, false);
+  assert.deepEqual(probe.missing, ['pygls', 'lsprotocol', 'watchdog']);
+  assert.deepEqual(installCommand(py, probe.missing, true), [
+    '/py', '-m', 'pip', 'install', 'pygls>=2.0,<3', 'lsprotocol>=2025.0.0', 'watchdog>=4',
+  ]);
+});
+
+test('pip cannot help when tritonlens itself is missing and nothing is bundled', () => {
+  assert.equal(installCommand(py, ['tritonlens', 'triton'], false), undefined);
+  assert.deepEqual(installCommand(py, ['tritonlens', 'triton'], true), ['/py', '-m', 'pip', 'install', 'triton>=3.4']);
+});
+
+test('probe: an interpreter that cannot run is an error, not a crash', async () => {
+  const missing: Runner = async () => {
+    throw Object.assign(new Error('spawn /nope ENOENT'), { code: 'ENOENT' });
+  };
+  assert.match((await probeInterpreter(py, missing, {})).error ?? '', /ENOENT/);
+  const crash = fakeRunner('', 1, 'Traceback: boom');
+  assert.equal((await probeInterpreter(py, crash.run, {})).error, 'Traceback: boom');
+  const garbage = fakeRunner('hello');
+  assert.match((await probeInterpreter(py, garbage.run, {})).error ?? '', /unexpected output/);
+});
+
+test('requirements written at package time are what pip gets', () => {
+  const reqs = parseRequirements('triton>=3.4\npygls>=2.0,<3\n# comment\n\nlsprotocol>=2025.0.0\nwatchdog>=4\n');
+  assert.deepEqual(reqs.map((r) => r.module), ['triton', 'pygls', 'lsprotocol', 'watchdog']);
+  assert.equal(reqs[1].requirement, 'pygls>=2.0,<3');
+  assert.deepEqual(parseRequirements(undefined), [...SERVER_MODULES]);
+});
+
+const realRunner: Runner = (command, args, env) =>
+  new Promise((resolve, reject) =>
+    cp.execFile(command, args, { env }, (err, stdout, stderr) =>
+      err && typeof (err as NodeJS.ErrnoException).code === 'string'
+        ? reject(err)
+        : resolve({ code: err ? 1 : 0, stdout, stderr }),
+    ),
+  );
+
+const python3 = (() => {
+  try {
+    return execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  } catch {
+    return undefined;
+  }
+})();
+
+test('probe with a real Python: the server folder on PYTHONPATH makes tritonlens importable', { skip: !python3 && 'no python3' }, async () => {
+  const interpreter: Interpreter = { command: [python3!], source: 'setting' };
+  const serverDir = path.join(__dirname, '..', '..', 'server');
+  const withServer = await probeInterpreter(interpreter, realRunner, serverEnv(serverDir, { PATH: process.env.PATH }), ['json', 'no_such_module_xyz']);
+  assert.equal(withServer.error, undefined);
+  assert.deepEqual(withServer.missing, ['no_such_module_xyz']);
+  assert.match(withServer.tritonlensOrigin ?? '', /server[\\/]tritonlens[\\/]__init__\.py$/);
+});
