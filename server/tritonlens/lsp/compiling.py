@@ -1,0 +1,260 @@
+"""When and what to compile: per document, latest request wins, only changed kernels, results as they finish.
+
+`check_file` runs in a thread (it waits on the worker processes); its per-kernel callback runs in a pool thread and
+hops to the event loop with `call_soon_threadsafe` before touching any state or the transport. Each compile of a
+document has a generation number: a newer save bumps it, cancels the older compile's jobs (`service.cancel`) and
+anything the older compile still delivers is dropped.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from lsprotocol import types
+
+from ..model import Finding, KernelInfo, KernelReport
+
+if TYPE_CHECKING:
+    from .server import TritonLensServer
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_S = 0.5
+# Compiles that failed for reasons of the machine, not of the kernel: never remembered as "done".
+_TRANSIENT = {"Timeout", "WorkerCrash", "InternalError", "Cancelled"}
+
+
+def kernel_key(k: KernelInfo) -> tuple:
+    """What must stay the same for a kernel's last report to still hold: its source (with helpers, hints and configs)
+    and where it sits in the file (its findings carry line numbers)."""
+    return (k.source_hash, k.decorator_line, k.def_line, k.end_line)
+
+
+@dataclass
+class DocState:
+    uri: str
+    path: str
+    version: int | None = None
+    generation: int = 0
+    kernels: dict[str, KernelReport] = field(default_factory=dict)  # name -> latest report
+    infos: dict[str, KernelInfo] = field(default_factory=dict)  # name -> as discovered in the compiled text
+    keys: dict[str, tuple] = field(default_factory=dict)  # name -> kernel_key of the report we hold
+    file_findings: list[Finding] = field(default_factory=list)
+    text: str = ""  # the text the reports were made from
+    group: str | None = None  # job group of the compile in flight
+    debounce: asyncio.TimerHandle | None = None
+    task: asyncio.Task | None = None
+    crashed: str | None = None  # an internal error of the last compile, shown as a diagnostic
+
+    def findings(self) -> list[Finding]:
+        out = list(self.file_findings)
+        for kr in self.kernels.values():
+            out.extend(kr.findings)
+        return sorted(out, key=Finding.sort_key)
+
+    def kernel_at(self, line: int) -> KernelReport | None:
+        """The kernel whose decorators, hint lines or body hold 1-based `line`."""
+        for kr in self.kernels.values():
+            k = kr.kernel
+            first = min([k.decorator_line] + [h.line for h in k.hints])
+            if first <= line <= k.end_line:
+                return kr
+        return None
+
+
+class CompileScheduler:
+    def __init__(self, server: "TritonLensServer") -> None:
+        self.server = server
+        self.docs: dict[str, DocState] = {}
+        self.listeners: list[Callable[[DocState], None]] = []  # called after each publish (tests, watchers)
+
+    # ------------------------------------------------------------------ requests
+    def state(self, uri: str) -> DocState | None:
+        return self.docs.get(uri)
+
+    def schedule(self, uri: str, delay: float = 0.0, full: bool = False) -> None:
+        """Compile `uri` (its current buffer text) after `delay` seconds; `full` forgets what is known."""
+        doc = self.server.workspace.get_text_document(uri)
+        st = self.docs.get(uri)
+        if st is None:
+            st = self.docs[uri] = DocState(uri, os.path.abspath(doc.path))
+        if full:
+            st.keys.clear()
+        if st.debounce is not None:
+            st.debounce.cancel()
+            st.debounce = None
+        loop = asyncio.get_running_loop()
+        if delay > 0:
+            st.debounce = loop.call_later(delay, self._start, st)
+        else:
+            self._start(st)
+
+    def schedule_all(self, full: bool = True, only: Callable[[DocState], bool] | None = None) -> None:
+        for uri, st in list(self.docs.items()):
+            if only is None or only(st):
+                self.schedule(uri, full=full)
+
+    def forget(self, uri: str) -> None:
+        st = self.docs.pop(uri, None)
+        if st is None:
+            return
+        st.generation += 1
+        if st.debounce is not None:
+            st.debounce.cancel()
+        self._cancel_group(st)
+        self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def run_in_thread(self, fn: Callable[[], Any]) -> None:
+        asyncio.get_running_loop().run_in_executor(None, fn)
+
+    @property
+    def busy(self) -> bool:
+        return any(st.group is not None for st in self.docs.values())
+
+    # ------------------------------------------------------------------ one compile
+    def _cancel_group(self, st: DocState) -> None:
+        if st.group is not None and self.server._checker is not None:
+            group = st.group
+            self.run_in_thread(lambda: self.server.checker.service.cancel(group))
+
+    def _start(self, st: DocState) -> None:
+        st.debounce = None
+        st.generation += 1
+        self._cancel_group(st)
+        st.task = asyncio.ensure_future(self._run(st, st.generation))
+
+    async def _run(self, st: DocState, gen: int) -> None:
+        from .status import send_status
+
+        group = f"{st.uri}@{gen}"
+        st.group = group
+        send_status(self.server, "compiling", f"compiling {os.path.basename(st.path)}")
+        progress = _Progress(self.server)
+        try:
+            await self._compile(st, gen, group, progress)
+            st.crashed = None
+        except Exception as exc:  # noqa: BLE001 — a bug must cost one compile, not the server
+            log.exception("compile of %s failed", st.uri)
+            if gen == st.generation:
+                st.crashed = f"tritonlens internal error while checking this file: {type(exc).__name__}: {exc}"
+                self.server.log(st.crashed, types.MessageType.Error)
+                self.publish(st)
+        finally:
+            progress.end()
+            if st.group == group:
+                st.group = None
+            if not self.busy:
+                send_status(self.server, "idle")
+
+    async def _compile(self, st: DocState, gen: int, group: str, progress: "_Progress") -> None:
+        from ..discover import discover
+        from ..pipeline import _is_helper, find_workspace_root
+
+        server = self.server
+        doc = server.workspace.get_text_document(st.uri)
+        text, version = doc.source, doc.version
+        root = find_workspace_root(st.path)
+        found = await asyncio.to_thread(discover, st.path, text, root)
+        if gen != st.generation:
+            return
+        infos = {k.name: k for k in found.kernels}
+        changed = {n for n, k in infos.items() if st.keys.get(n) != kernel_key(k)}
+        to_compile = [n for n in changed if not _is_helper(infos[n], found.kernels, text)]
+        checker = server.checker
+        loop = asyncio.get_running_loop()
+        done: list[str] = []
+
+        def on_kernel_loop(kr: KernelReport) -> None:
+            if gen != st.generation:
+                return
+            st.kernels[kr.name] = kr
+            st.infos[kr.name] = kr.kernel
+            if not _transient(kr):
+                st.keys[kr.name] = kernel_key(kr.kernel)
+            done.append(kr.name)
+            self.publish(st, version)
+            left = [n for n in to_compile if n not in done]
+            if left:
+                progress.report(f"Compiling {left[0]} ({len(done) + 1}/{len(to_compile)})",
+                                100 * len(done) // len(to_compile))
+
+        def on_kernel(kr: KernelReport) -> None:  # a pool thread
+            loop.call_soon_threadsafe(on_kernel_loop, kr)
+
+        report = None
+        if to_compile:
+            await progress.begin(f"Compiling {to_compile[0]} (1/{len(to_compile)})")
+            report = await asyncio.to_thread(checker.check_file, st.path, text, workspace_root=root,
+                                             on_kernel=on_kernel, group=group, kernels=set(to_compile))
+            await asyncio.sleep(0)  # let the queued per-kernel callbacks run first
+        if gen != st.generation:
+            return
+        for name in changed:
+            if name not in done:  # a helper, or a kernel with no report this time
+                st.kernels.pop(name, None)
+                st.keys[name] = kernel_key(infos[name])
+        for name in list(st.kernels):
+            if name not in infos:
+                del st.kernels[name]
+        for name in list(st.keys):
+            if name not in infos:
+                del st.keys[name]
+        st.infos = dict(infos)
+        st.text = text
+        st.version = version
+        st.file_findings = list(found.errors)
+        if report is not None:
+            for problem in report.problems:
+                server.log(problem, types.MessageType.Warning)
+        self.publish(st, version)
+
+    # ------------------------------------------------------------------ output
+    def publish(self, st: DocState, version: int | None = None) -> None:
+        from .diagnostics import diagnostics_for
+
+        diags = diagnostics_for(st)
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=st.uri, diagnostics=diags, version=version))
+        for listener in self.listeners:
+            listener(st)
+
+
+def _transient(kr: KernelReport) -> bool:
+    return any(cs.artifacts is None or (cs.artifacts.error is not None and cs.artifacts.error.kind in _TRANSIENT)
+               for cs in kr.compiled)
+
+
+class _Progress:
+    """`$/progress` for one compile, when the client supports server-initiated progress."""
+
+    def __init__(self, server: "TritonLensServer") -> None:
+        self.server = server
+        self.token: str | None = None
+
+    async def begin(self, message: str) -> None:
+        caps = self.server.client_capabilities
+        if not (caps and caps.window and caps.window.work_done_progress):
+            return
+        token = f"tritonlens-{uuid.uuid4().hex[:12]}"
+        try:
+            await asyncio.wait_for(self.server.work_done_progress.create_async(token), 5)
+        except Exception:  # noqa: BLE001 — a client that refuses progress still gets diagnostics
+            return
+        self.token = token
+        self.server.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title="tritonlens", message=message, percentage=0, cancellable=False))
+
+    def report(self, message: str, percentage: int) -> None:
+        if self.token is not None:
+            self.server.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage))
+
+    def end(self) -> None:
+        if self.token is not None:
+            self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="done"))
+            self.server.work_done_progress.tokens.pop(self.token, None)
+            self.token = None

@@ -1,0 +1,96 @@
+"""Findings -> LSP diagnostics, and the document notifications that trigger compiles."""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from ..ir.linemap import same_file
+from ..model import Finding
+
+if TYPE_CHECKING:
+    from .compiling import DocState
+    from .server import TritonLensServer
+
+SOURCE = "tritonlens"
+_SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
+             "info": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
+
+
+def finding_range(f: Finding) -> types.Range:
+    """Finding lines/columns are 1-based with an exclusive end column; LSP is 0-based, end exclusive."""
+    line = max(f.line - 1, 0)
+    col = max(f.column - 1, 0)
+    end_line = max((f.end_line or f.line) - 1, line)
+    end_col = max((f.end_column or f.column + 1) - 1, 0)
+    if end_line == line and end_col <= col:
+        end_col = col + 1
+    return types.Range(types.Position(line, col), types.Position(end_line, end_col))
+
+
+def jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def to_diagnostic(f: Finding) -> types.Diagnostic:
+    from ..checks import RULES
+
+    rule = RULES.get(f.code)
+    href = rule.doc_url if rule is not None else f.data.get("doc")
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(uri=from_fs_path(r.path) or r.path,
+                                    range=types.Range(types.Position(max(r.line - 1, 0), 0),
+                                                      types.Position(max(r.line - 1, 0), 0))),
+            message=r.message)
+        for r in f.related
+    ]
+    return types.Diagnostic(
+        range=finding_range(f),
+        message=f.message,
+        severity=_SEVERITY.get(f.severity, types.DiagnosticSeverity.Information),
+        code=f.code,
+        code_description=types.CodeDescription(href=href) if href else None,
+        source=SOURCE,
+        related_information=related or None,
+        data=jsonable({"kernel": f.kernel, "code": f.code, "line": f.line, "column": f.column,
+                       "config": f.config, "target": f.target, "finding": f.data}),
+    )
+
+
+def diagnostics_for(st: "DocState") -> list[types.Diagnostic]:
+    out = [to_diagnostic(f) for f in st.findings() if same_file(f.path, st.path)]
+    if st.crashed:
+        out.append(types.Diagnostic(range=types.Range(types.Position(0, 0), types.Position(0, 1)),
+                                    message=st.crashed, severity=types.DiagnosticSeverity.Warning, source=SOURCE))
+    return out
+
+
+def register(server: "TritonLensServer") -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: "TritonLensServer", params: types.DidOpenTextDocumentParams) -> None:
+        if _is_python(params.text_document.uri, params.text_document.language_id):
+            ls.scheduler.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: "TritonLensServer", params: types.DidSaveTextDocumentParams) -> None:
+        if _is_python(params.text_document.uri):
+            ls.scheduler.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: "TritonLensServer", params: types.DidChangeTextDocumentParams) -> None:
+        if ls.settings.compile_on == "change" and _is_python(params.text_document.uri):
+            from .compiling import DEBOUNCE_S
+
+            ls.scheduler.schedule(params.text_document.uri, delay=DEBOUNCE_S)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: "TritonLensServer", params: types.DidCloseTextDocumentParams) -> None:
+        ls.scheduler.forget(params.text_document.uri)
+
+
+def _is_python(uri: str, language_id: str | None = None) -> bool:
+    """Only files on disk: the compile workers import the kernel's module by its path."""
+    return uri.startswith("file:") and (language_id == "python" or uri.endswith(".py"))

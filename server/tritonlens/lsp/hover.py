@@ -1,0 +1,102 @@
+"""Hover: on a kernel's body line, the IR that line became; on its def line, the kernel's metrics per spec."""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from .irviews import STAGE_TITLES, SpecView, compiled_specs, fmt_bytes, summary
+
+if TYPE_CHECKING:
+    from ..model import KernelReport
+    from .server import TritonLensServer
+
+SHOW_IR = "tritonlens.showIr"
+_LINE_STAGES = ("ttgir", "ptx", "sass", "amdgcn")
+
+
+def show_ir_link(uri: str, kernel: str, stage: str, line: int | None) -> str:
+    """`command:` link our client handles: opens `stage` of `kernel` at 0-based source `line`."""
+    args = [{"uri": uri, "kernel": kernel, "stage": stage, "line": line}]
+    return f"command:{SHOW_IR}?{quote(json.dumps(args))}"
+
+
+def line_hover(uri: str, kr: "KernelReport", line: int, settings) -> str | None:
+    """Markdown for 1-based source `line` of a kernel: per stage, the count and the commonest ops, with links."""
+    specs = compiled_specs(kr)
+    if not specs:
+        return None
+    view = SpecView(kr, specs[0], settings)
+    parts: list[str] = []
+    links: list[str] = []
+    for stage in _LINE_STAGES:
+        counts = view.counts(stage, line)
+        if not counts:
+            continue
+        unit = "ops" if stage == "ttgir" else "instr"
+        parts.append(f"**{STAGE_TITLES[stage]}** {sum(counts.values())} {unit}: {summary(counts)}")
+        ir_lines = view.ir_lines(stage, line)
+        path = view.path(stage)
+        if path:
+            links.append(f"[{STAGE_TITLES[stage]} L{ir_lines[0]}]({from_fs_path(path)}#L{ir_lines[0]})")
+        links.append(f"[show {STAGE_TITLES[stage]}]({show_ir_link(uri, kr.name, stage, line - 1)})")
+    if not parts:
+        return None
+    head = f"`{kr.name}` line {line} [{specs[0].spec.describe()}]"
+    if len(specs) > 1:
+        head += f" (spec 1 of {len(specs)})"
+    return "\n\n".join([head, *parts, " · ".join(links)])
+
+
+def metrics_table(uri: str, kr: "KernelReport", settings) -> str:
+    """Markdown: one row per compiled spec (target, warps, registers, spills, shared memory, conversions)."""
+    rows = ["| spec | target | warps | regs | spill | shared | cvt | time |", "|---|---|---|---|---|---|---|---|"]
+    for i, cs in enumerate(kr.compiled, 1):
+        label = cs.spec.label or f"spec {i}"
+        art = cs.artifacts
+        if art is None or not art.ok:
+            why = art.error.kind if art is not None and art.error else "not compiled"
+            rows.append(f"| {label} | {cs.spec.target} | {cs.spec.options.get('num_warps', '?')} | {why} | | | | |")
+            continue
+        m = cs.metrics
+        cvt = m.get("convert_layouts", m.get("conversions"))
+        if cvt is None:
+            cvt = SpecView(kr, cs, settings).conversions()
+        rows.append(f"| {label} | {cs.spec.target} | {cs.spec.options.get('num_warps', '?')} | "
+                    f"{m.get('registers', '?')} | {fmt_bytes(m.get('spill_bytes'))} | {fmt_bytes(m.get('shared'))} | "
+                    f"{cvt} | {m.get('compile_time', '?')} s |")
+    out = [f"**{kr.name}**: {len(kr.compiled)} spec(s)", "\n".join(rows)]
+    for i, cs in enumerate(kr.compiled, 1):
+        out.append(f"{i}. `{cs.spec.describe()}`")
+    specs = compiled_specs(kr)
+    if specs:
+        line = kr.kernel.def_line - 1
+        out.append(" · ".join(f"[{STAGE_TITLES[s]}]({show_ir_link(uri, kr.name, s, line)})"
+                              for s in SpecView(kr, specs[0], settings).stages()[:3]))
+    return "\n\n".join(out)
+
+
+def register(server: "TritonLensServer") -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: "TritonLensServer", params: types.HoverParams) -> types.Hover | None:
+        st = ls.scheduler.state(params.text_document.uri)
+        if st is None:
+            return None
+        line = params.position.line + 1
+        kr = st.kernel_at(line)
+        if kr is None:
+            return None
+        try:
+            if line <= kr.kernel.def_line:
+                text = metrics_table(st.uri, kr, ls.settings)
+            else:
+                text = line_hover(st.uri, kr, line, ls.settings)
+        except Exception as exc:  # noqa: BLE001 — a hover must not cost the server
+            ls.log(f"hover failed on {kr.name} line {line}: {type(exc).__name__}: {exc}", types.MessageType.Error)
+            return None
+        if not text:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))

@@ -1,0 +1,57 @@
+"""`tritonlens/irDocument`: the text of one IR stage of a kernel, and which of its lines came from a source line."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from .irviews import LANGUAGE_IDS, SpecView, compiled_specs
+
+if TYPE_CHECKING:
+    from .server import TritonLensServer
+
+IR_DOCUMENT = "tritonlens/irDocument"
+
+
+def _get(params: Any, key: str, default: Any = None) -> Any:
+    if isinstance(params, dict):
+        return params.get(key, default)
+    return getattr(params, key, default)
+
+
+def ir_document(ls: "TritonLensServer", params: Any) -> dict[str, Any] | None:
+    st = ls.scheduler.state(str(_get(params, "uri", "")))
+    if st is None:
+        return None
+    stage = _get(params, "stage") or "ttgir"
+    line0 = _get(params, "line")
+    line = int(line0) + 1 if isinstance(line0, int) else None
+    name = _get(params, "kernel")
+    if name:
+        kr = st.kernels.get(name)
+    else:
+        kr = st.kernel_at(line) if line is not None else None
+    if kr is None:
+        return None
+    specs = compiled_specs(kr)
+    index = _get(params, "spec")
+    cs = specs[index] if isinstance(index, int) and 0 <= index < len(specs) else (specs[0] if specs else None)
+    if cs is None:
+        return None
+    view = SpecView(kr, cs, ls.settings)
+    text = view.text(stage)
+    if text is None:
+        return None
+    ranges = [{"start": a - 1, "end": b - 1} for a, b in view.ranges(stage, line)] if line is not None else []
+    return {"text": text, "languageId": LANGUAGE_IDS.get(stage, stage), "path": view.path(stage), "ranges": ranges,
+            "kernel": kr.name, "spec": cs.spec.describe(), "target": cs.spec.target}
+
+
+def register(server: "TritonLensServer") -> None:
+    @server.feature(IR_DOCUMENT)
+    def handle(ls: "TritonLensServer", params: Any) -> dict[str, Any] | None:
+        try:
+            return ir_document(ls, params)
+        except Exception as exc:  # noqa: BLE001
+            ls.log(f"{IR_DOCUMENT} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
+            return None

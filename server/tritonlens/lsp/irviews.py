@@ -1,0 +1,78 @@
+"""What the compiler made of one source line: the IR of a compiled spec, parsed lazily, with its line map."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from ..checks import CheckContext
+from ..model import CompiledSpec, KernelReport
+from ..settings import Settings
+
+LANGUAGE_IDS = {"ttir": "ttir", "ttgir": "ttgir", "llir": "llvm", "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn"}
+STAGE_TITLES = {"ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLIR", "ptx": "PTX", "sass": "SASS", "amdgcn": "AMDGCN"}
+
+
+def compiled_specs(kr: KernelReport) -> list[CompiledSpec]:
+    """Specs whose compile succeeded, in report order."""
+    return [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.ok]
+
+
+@dataclass
+class SpecView:
+    kr: KernelReport
+    cs: CompiledSpec
+    settings: Settings
+
+    def __post_init__(self) -> None:
+        assert self.cs.artifacts is not None
+        self.ctx = CheckContext(self.kr.kernel, self.cs.spec, self.cs.artifacts, self.settings)
+
+    @property
+    def artifacts(self):
+        return self.cs.artifacts
+
+    def stages(self) -> list[str]:
+        return [s for s in ("ttgir", "ptx", "sass", "amdgcn", "ttir", "llir") if s in self.artifacts.asm]
+
+    def text(self, stage: str) -> str | None:
+        return self.artifacts.asm.get(stage)
+
+    def path(self, stage: str) -> str | None:
+        return self.artifacts.paths.get(stage)
+
+    def module(self, stage: str) -> Any:
+        if stage not in self.artifacts.asm:
+            return None
+        return getattr(self.ctx, stage)
+
+    def ir_lines(self, stage: str, line: int) -> list[int]:
+        mod = self.module(stage)
+        return mod.linemap.lines_for(line, self.kr.kernel.path) if mod is not None else []
+
+    def ranges(self, stage: str, line: int) -> list[tuple[int, int]]:
+        mod = self.module(stage)
+        return mod.linemap.ranges_for(line, self.kr.kernel.path) if mod is not None else []
+
+    def counts(self, stage: str, line: int) -> Counter:
+        """Op / opcode counts of the IR that came from 1-based source `line`."""
+        mod = self.module(stage)
+        if mod is None:
+            return Counter()
+        wanted = set(self.ir_lines(stage, line))
+        items = mod.ops if stage in ("ttgir", "ttir") else getattr(mod, "instrs", [])
+        return Counter((getattr(it, "name", None) or it.opcode) for it in items if it.ir_line in wanted)
+
+    def conversions(self) -> int:
+        mod = self.module("ttgir")
+        return len(mod.ops_named("ttg.convert_layout")) if mod is not None else 0
+
+
+def summary(counter: Counter, limit: int = 4) -> str:
+    return ", ".join(f"{n}× {name}" for name, n in counter.most_common(limit)) + (" …" if len(counter) > limit else "")
+
+
+def fmt_bytes(n: Any) -> str:
+    if not isinstance(n, (int, float)):
+        return "?"
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"

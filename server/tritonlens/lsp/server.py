@@ -1,0 +1,101 @@
+"""The language server: `create_server()` builds one; `main()` runs it on stdio (`tritonlens serve`).
+
+Handlers live in one module per feature and stay thin: they read the latest `FileReport` pieces kept by
+`compiling.CompileScheduler` and call the core (pipeline, checks, ir). Nothing here blocks the event loop: compiles
+run in a thread that waits on the worker processes.
+"""
+from __future__ import annotations
+
+import logging
+import traceback
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from ..settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class TritonLensServer(LanguageServer):
+    """A pygls server holding the settings, the `Checker` and the per-document compile state."""
+
+    def __init__(self) -> None:
+        super().__init__("tritonlens", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        from .compiling import CompileScheduler
+
+        self.settings = Settings()
+        self._checker = None
+        self.scheduler = CompileScheduler(self)
+        self.watcher = None
+
+    # ------------------------------------------------------------------ state
+    @property
+    def checker(self):
+        """The `Checker` (and its worker pool), made on first use so that `initialize` can set the settings."""
+        if self._checker is None:
+            from ..pipeline import Checker
+
+            self._checker = Checker(self.settings)
+        return self._checker
+
+    def apply_settings(self, raw: Any, origin: str) -> bool:
+        """Parse raw settings; bad values fall back to defaults and are logged. True when anything changed."""
+        new = Settings.from_dict(raw)
+        for problem in new.problems:
+            self.log(f"{origin}: {problem}", types.MessageType.Warning)
+        if new == self.settings:
+            return False
+        old, self.settings = self.settings, new
+        if self._checker is not None:
+            if old.max_workers != new.max_workers:
+                stale, self._checker = self._checker, None
+                self.scheduler.run_in_thread(stale.close)
+            else:
+                self._checker.settings = new
+        return True
+
+    def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        if self._checker is not None:
+            self._checker.close()
+            self._checker = None
+
+    # ------------------------------------------------------------------ messages
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """A `window/logMessage` (and the Python log). Call on the event loop thread."""
+        {types.MessageType.Error: log.error, types.MessageType.Warning: log.warning}.get(kind, log.info)(message)
+        try:
+            self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        except Exception:  # noqa: BLE001 — no transport yet (unit use) or the client went away
+            pass
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """pygls shows a popup for errors in notification handlers; a log line is enough (and never repeats)."""
+        detail = "".join(traceback.format_exception(error)).rstrip()
+        self.log(f"tritonlens: internal error ({getattr(source, '__name__', source)}): {detail}",
+                 types.MessageType.Error)
+
+
+def create_server() -> TritonLensServer:
+    """A fresh server with every feature registered (tests make one each)."""
+    from . import actions, diagnostics, hover, ir_document, lens, lifecycle
+
+    server = TritonLensServer()
+    for module in (lifecycle, diagnostics, hover, lens, ir_document, actions):
+        module.register(server)
+    return server
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="tritonlens %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls").setLevel(logging.WARNING)  # it logs every message it sends at INFO
+    server = create_server()
+    try:
+        server.start_io()
+    finally:
+        server.close()
