@@ -1,0 +1,210 @@
+"""PTX001 / PTX002: tensor loads and stores that use global accesses narrower than 128 bits though each thread's
+elements would fill 128 bits. Evidence: the PTX (or AMDGCN) accesses stamped with the `tl.load` / `tl.store`
+position, and Triton's `vectorization fails vec = 1 origin vec = 4 ... mask is 1` remark for the cause."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from . import rule
+from ._common import (anchor, dtype_bits, finding, in_kernel_file, numel, related, source_index,
+                      tensor_shape_dtype, threads)
+
+_LOAD_OPS = {"tt.load", "amdgpu.buffer_load", "ttg.async_copy_global_to_local", "amdgpu.buffer_load_to_local"}
+_STORE_OPS = {"tt.store", "amdgpu.buffer_store"}
+_FULL_BITS = 128
+
+
+@dataclass
+class _Access:
+    line: int
+    col: int
+    elem: str
+    elem_bits: int
+    per_thread: int  # elements each thread moves
+    ops: list = field(default_factory=list)
+
+
+def _tensor_accesses(ctx, store: bool) -> dict[tuple[int, int], _Access]:
+    """TTGIR tensor loads (or stores) of the kernel's file, keyed by their stamped (line, col)."""
+    names = _STORE_OPS if store else _LOAD_OPS
+    out: dict[tuple[int, int], _Access] = {}
+    n_threads = threads(ctx)
+    for op in ctx.ttgir.ops:
+        if op.name not in names or not in_kernel_file(ctx, op.loc):
+            continue
+        type_str = op.operand_types[0] if (store or op.name.startswith("ttg.async")) and op.operand_types \
+            else op.result_type
+        sd = tensor_shape_dtype(type_str)
+        if sd is None:
+            continue  # a scalar access: one element, nothing to vectorize
+        shape, elem = sd
+        bits = dtype_bits(elem)
+        if bits is None:
+            continue
+        key = (op.loc.line, op.loc.col)
+        acc = out.setdefault(key, _Access(op.loc.line, op.loc.col, elem, bits, max(1, numel(shape) // n_threads)))
+        acc.ops.append(op)
+    return out
+
+
+def _machine_accesses(ctx, store: bool):
+    """(stage, [(ir_line, loc, opcode, bits)]) of the global accesses of the kernel's own code."""
+    if ctx.spec.target.startswith("hip"):
+        kinds = {"st.global"} if store else {"ld.global"}
+        return "amdgcn", [(i.ir_line, i.loc, i.opcode, i.bits) for i in ctx.amdgcn.instrs if i.kind in kinds]
+    kinds = {"st.global"} if store else {"ld.global", "cp.async"}
+    # libdevice's own table loads (sin/cos range reduction) are plain PTX inlined into the entry: not the user's
+    return "ptx", [(i.ir_line, i.loc, i.opcode, i.bits) for i in ctx.ptx.instrs
+                   if i.kind in kinds and not i.likely_library]
+
+
+def _vectorization_remark(ctx, line: int, col: int):
+    from ..ir.remarks import parse_vectorization
+
+    best = None
+    for r in ctx.remarks:
+        if r.line != line or not in_kernel_file(ctx, r):
+            continue
+        info = parse_vectorization(r.message)
+        if info is None:
+            continue
+        if r.col == col:
+            return info
+        best = best or info
+    return best
+
+
+def _unaligned_params(ctx, names: set[str]) -> tuple[list[str], list[str]]:
+    """(pointer params not known 16-byte aligned, int params not known multiples of 16) among `names`."""
+    ptrs, ints = [], []
+    for name, ty in ctx.spec.signature.items():
+        if name not in names or ty == "constexpr" or name in ctx.spec.constants:
+            continue
+        div = ctx.spec.attrs.get(name, {}).get("divisibility")
+        if div == 16:
+            continue
+        if ty.startswith("*"):
+            ptrs.append(name)
+        elif ty[:1] in ("i", "u"):
+            ints.append(name)
+    return ptrs, ints
+
+
+def _cause(ctx, site, acc: _Access, remark, store: bool) -> tuple[str, list[str], str]:
+    """(cause, params, explanation)."""
+    idx = source_index(ctx)
+    pointer_names: set[str] = set()
+    mask_names: set[str] = set()
+    if site is not None:
+        args = site.args
+        # tl.load(pointer, mask, other) / tl.store(pointer, value, mask)
+        if args:
+            pointer_names = idx.names_reaching(frozenset(n.id for n in _names(args[0])))
+        mask_expr = site.kw.get("mask") or (args[2] if store and len(args) > 2 else
+                                           args[1] if not store and len(args) > 1 else None)
+        if mask_expr is not None:
+            mask_names = idx.names_reaching(frozenset(n.id for n in _names(mask_expr)))
+    bad_ptrs, bad_ptr_ints = _unaligned_params(ctx, pointer_names)
+    _, bad_mask_ints = _unaligned_params(ctx, mask_names)
+    full_vec = max(1, _FULL_BITS // acc.elem_bits)
+    origin = remark.get("origin_vec") if remark else None
+    vec = remark.get("vec") if remark else None
+    if remark and origin and vec is not None and vec < origin and "mask" in remark.get("causes", []):
+        params = bad_mask_ints
+        why = (f"the mask is not aligned — {_join(params)} {'is' if len(params) == 1 else 'are'} not known to be "
+               f"a multiple of 16" if params else "the mask is not known to be aligned to the vector width")
+        return "mask", params, why
+    if remark is None and bad_mask_ints and not bad_ptrs and not bad_ptr_ints:
+        params = bad_mask_ints
+        return "mask", params, (f"the mask is not known aligned — {_join(params)} "
+                                f"{'is' if len(params) == 1 else 'are'} not known to be a multiple of 16")
+    if (origin is None or origin < full_vec) and (bad_ptrs or bad_ptr_ints):
+        params = bad_ptrs + bad_ptr_ints
+        parts = []
+        if bad_ptrs:
+            parts.append(f"{_join(bad_ptrs)} {'is' if len(bad_ptrs) == 1 else 'are'} not known 16-byte aligned")
+        if bad_ptr_ints:
+            parts.append(f"{_join(bad_ptr_ints)} {'is' if len(bad_ptr_ints) == 1 else 'are'} not known to be a "
+                         f"multiple of 16")
+        return "pointer", params, "the pointer is not known aligned — " + " and ".join(parts)
+    return "contiguity", [], ("the addresses are not known contiguous per thread (a stride that is not 1, a "
+                              "gather, or an offset Triton cannot analyse)")
+
+
+def _names(expr):
+    import ast
+
+    return [n for n in ast.walk(expr) if isinstance(n, ast.Name)]
+
+
+def _join(names: list[str]) -> str:
+    return ", ".join(names)
+
+
+def _narrow(ctx, store: bool, code: str):
+    verb, noun = ("stores", "store") if store else ("loads", "load")
+    accesses = _tensor_accesses(ctx, store)
+    if not accesses:
+        return
+    stage, machine = _machine_accesses(ctx, store)
+    by_stamp: dict[tuple[int, int], list] = {}
+    by_line: dict[int, list] = {}
+    for ir_line, loc, opcode, bits in machine:
+        if bits is None or not in_kernel_file(ctx, loc):
+            continue
+        by_stamp.setdefault((loc.line, loc.col), []).append((ir_line, opcode, bits))
+        by_line.setdefault(loc.line, []).append((ir_line, opcode, bits))
+    lines_with_many = Counter(a.line for a in accesses.values())
+    for key, acc in sorted(accesses.items()):
+        instrs = by_stamp.get(key) or (by_line.get(acc.line, []) if lines_with_many[acc.line] == 1 else [])
+        if not instrs:
+            continue
+        if acc.per_thread * acc.elem_bits < _FULL_BITS:
+            continue  # each thread holds fewer than 128 bits: nothing wider is possible
+        widths = Counter(bits for _, _, bits in instrs)
+        narrow = {b: n for b, n in widths.items() if b < _FULL_BITS}
+        if not narrow:
+            continue
+        full = widths.get(_FULL_BITS, 0) + sum(n for b, n in widths.items() if b > _FULL_BITS)
+        span, site = anchor(ctx, acc.line, acc.col, (noun,))
+        remark = _vectorization_remark(ctx, acc.line, acc.col)
+        cause, params, why = _cause(ctx, site, acc, remark, store)
+        main_bits = max(narrow, key=lambda b: narrow[b])
+        total = sum(widths.values())
+        opcodes = Counter(op for _, op, bits in instrs if bits < _FULL_BITS)
+        shown = ", ".join(f"{op} ×{n}" for op, n in opcodes.most_common(3))
+        fell = ""
+        full_vec = max(1, _FULL_BITS // acc.elem_bits)
+        if remark and remark.get("origin_vec") and remark.get("vec") is not None and remark["vec"] < remark["origin_vec"]:
+            fell = f"vectorization fell {remark['origin_vec']} → {remark['vec']} because "
+        elif remark and remark.get("vec") is not None:
+            fell = f"vectorization is {remark['vec']} (of {full_vec} possible) because "
+        else:
+            fell = "not vectorized because "
+        message = (f"{verb} are {main_bits}-bit ({total} per thread, {full} of 128-bit: {shown}) for "
+                   f"{acc.per_thread} × {acc.elem} per thread: {fell}{why}")
+        seen: set[int] = set()
+        rel = []
+        for ir_line, opcode, bits in instrs:
+            if bits < _FULL_BITS and ir_line not in seen and len(rel) < 8:
+                seen.add(ir_line)
+                rel.append(related(ctx, stage, ir_line, f"{opcode} ({bits}-bit)"))
+        data = {"cause": cause, "params": params, "widths": {str(b): n for b, n in sorted(widths.items())},
+                "elems_per_thread": acc.per_thread, "elem_type": acc.elem, "elem_bits": acc.elem_bits,
+                "vec": remark.get("vec") if remark else None,
+                "origin_vec": remark.get("origin_vec") if remark else None,
+                "merge_key": f"{code}:{cause}:{','.join(params)}"}
+        yield finding(ctx, span, code, message, data=data, related_info=rel)
+
+
+@rule("PTX001", "narrow-global-load", "warning")
+def narrow_global_load(ctx):
+    """A tensor load uses global accesses narrower than 128 bits though its elements per thread would allow 128."""
+    yield from _narrow(ctx, False, "PTX001")
+
+
+@rule("PTX002", "narrow-global-store", "warning")
+def narrow_global_store(ctx):
+    """A tensor store uses global accesses narrower than 128 bits though its elements per thread would allow 128."""
+    yield from _narrow(ctx, True, "PTX002")
