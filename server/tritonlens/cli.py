@@ -145,8 +145,7 @@ def cmd_check(args) -> int:
     settings = _settings_from(args)
     reports = []
     with Checker(settings, select=select, capture_file=args.captures) as checker:
-        for path in files:
-            report = checker.check_file(path)
+        for report in checker.check_files(files):
             for msg in report.problems:
                 print(f"tritonlens: {msg}", file=sys.stderr)
             reports.append(report)

@@ -9,9 +9,9 @@ import hashlib
 import logging
 import os
 import threading
-from concurrent.futures import CancelledError, Future
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from . import captures as captures_mod
 from .checks import CheckContext, compute_metrics, run_checks
@@ -42,6 +42,19 @@ class FileReport:
         for k in self.kernels:
             out.extend(k.findings)
         return sorted(out, key=Finding.sort_key)
+
+
+@dataclass
+class _PlannedKernel:
+    kernel: KernelInfo
+    jobs: list[tuple[Spec, Future | Artifacts]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # from specs: SRC002, SRC003, bad hints
+
+
+@dataclass
+class _Plan:
+    report: FileReport
+    kernels: list[_PlannedKernel] = field(default_factory=list)
 
 
 def find_workspace_root(path: str) -> str:
@@ -169,62 +182,87 @@ class Checker:
                    kernels: set[str] | None = None) -> FileReport:
         """Check every kernel of `path` (using `text` when given: the editor's unsaved buffer).
 
-        `on_kernel` is called as each kernel finishes. `group` tags the compile jobs so that
-        `self.service.cancel(group)` stops them. `kernels` limits the check to those kernel names.
+        `on_kernel` is called as each kernel finishes (from this thread, in the order they finish). `group` tags the
+        compile jobs so that `self.service.cancel(group)` stops them. `kernels` limits the check to those names.
         """
+        plan = self.plan_file(path, text, workspace_root=workspace_root, group=group, kernels=kernels)
+        return self.finish(plan, on_kernel)
+
+    def check_files(self, paths: list[str]) -> Iterator[FileReport]:
+        """Check many files with every compile submitted up front, so all workers stay busy."""
+        plans = [self.plan_file(p) for p in paths]
+        for plan in plans:
+            yield self.finish(plan)
+
+    def plan_file(self, path: str, text: str | None = None, *, workspace_root: str | None = None,
+                  group: str | None = None, kernels: set[str] | None = None) -> "_Plan":
+        """Discover, build specs and submit every compile of a file; `finish` collects them."""
         from .discover import discover
 
         path = os.path.abspath(path)
-        report = FileReport(path)
+        plan = _Plan(FileReport(path))
         if text is None:
             text, problem = read_source(path)
             if problem:
-                report.problems.append(problem)
-                return report
+                plan.report.problems.append(problem)
+                return plan
         root = workspace_root or find_workspace_root(path)
-        found = discover(path, text, root)
-        report.findings.extend(found.errors)
-        todo = [k for k in found.kernels if (kernels is None or k.name in kernels) and not _is_helper(k, found.kernels, text)]
+        targets = self.targets()
+        found = discover(path, text, root, target=targets[0])
+        plan.report.findings.extend(found.errors)
+        todo = [k for k in found.kernels
+                if (kernels is None or k.name in kernels) and not _is_helper(k, found.kernels, text)]
         if not todo:
-            return report
-
+            return plan
         caps, cap_problems = captures_mod.load_captures(root, path, self.capture_file)
-        report.problems.extend(cap_problems)
+        plan.report.problems.extend(cap_problems)
         launches_by_kernel = self._launches(todo, root, {path: text})
-
-        pending: list[tuple[KernelInfo, list[tuple[Spec, Future | Artifacts]], list[Finding]]] = []
         for kernel in todo:
             kernel_caps = [c for c in caps if c.get("kernel") in (kernel.name, kernel.func_name)]
-            jobs: list[tuple[Spec, Future | Artifacts]] = []
-            kernel_findings: list[Finding] = []
+            item = _PlannedKernel(kernel)
             try:
                 slice_text = self._module_text(text, kernel)
             except SyntaxError:  # discover already reported it
                 continue
-            for target in self.targets():
+            for target in targets:
                 specs, spec_findings = self._specs(kernel, target, launches_by_kernel.get(kernel.name), kernel_caps)
                 for f in spec_findings:
-                    if not any(f.sort_key() == g.sort_key() for g in kernel_findings):
-                        kernel_findings.append(f)
+                    if not any(f.sort_key() == g.sort_key() for g in item.findings):
+                        item.findings.append(f)
                 for spec in specs:
-                    if spec.missing:
-                        continue
-                    jobs.append((spec, self._compile(path, slice_text, kernel, spec, root, group)))
-            pending.append((kernel, jobs, kernel_findings))
+                    if not spec.missing:
+                        item.jobs.append((spec, self._compile(path, slice_text, kernel, spec, root, group)))
+            plan.kernels.append(item)
+        return plan
 
-        for kernel, jobs, kernel_findings in pending:
-            kr = KernelReport(kernel)
-            for spec, job in jobs:
-                try:
-                    art = job.result() if isinstance(job, Future) else job
-                except CancelledError:
-                    art = None
-                kr.compiled.append(self._analyse(kernel, spec, art))
-            finish_report(kr, kernel_findings, self.settings)
-            report.kernels.append(kr)
-            if on_kernel is not None:
-                on_kernel(kr)
-        return report
+    def finish(self, plan: "_Plan", on_kernel: Callable[[KernelReport], None] | None = None) -> FileReport:
+        """Wait for a plan's compiles; analyse and report each kernel as soon as all its specs are compiled."""
+        left = list(plan.kernels)
+        done: list[KernelReport] = []
+        while left:
+            ready = [k for k in left if all(not isinstance(j, Future) or j.done() for _, j in k.jobs)]
+            if not ready:
+                futures = [j for k in left for _, j in k.jobs if isinstance(j, Future) and not j.done()]
+                wait(futures, return_when=FIRST_COMPLETED)
+                continue
+            for item in ready:
+                left.remove(item)
+                kr = self._kernel_report(item)
+                done.append(kr)
+                if on_kernel is not None:
+                    on_kernel(kr)
+        plan.report.kernels = sorted(done, key=lambda kr: kr.kernel.def_line)
+        return plan.report
+
+    def _kernel_report(self, item: "_PlannedKernel") -> KernelReport:
+        kr = KernelReport(item.kernel)
+        for spec, job in item.jobs:
+            try:
+                art = job.result() if isinstance(job, Future) else job
+            except CancelledError:
+                art = None
+            kr.compiled.append(self._analyse(item.kernel, spec, art))
+        return finish_report(kr, item.findings, self.settings)
 
     # ------------------------------------------------------------------ steps
     def _module_text(self, text: str, kernel: KernelInfo) -> str:
