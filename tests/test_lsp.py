@@ -172,3 +172,119 @@ async def test_diagnostics_codes_ranges_and_links(client: LanguageClient, tmp_pa
     messages = [v.message for reports in client.progress_reports.values() for v in reports
                 if getattr(v, "message", None)]
     assert any(m.startswith("Compiling ") and "/" in m for m in messages), messages
+
+
+# ---------------------------------------------------------------- hover, lens, IR documents
+async def test_hover_lens_and_ir_document(client: LanguageClient, tmp_path):
+    uris = workspace(tmp_path, add=VECTOR_ADD)
+    uri = uris["add"]
+    await start(client, tmp_path)
+    open_doc(client, uri, VECTOR_ADD)
+    await settled(client, uri)
+
+    # A load line: TTGIR ops and PTX instructions that came from it, with links to the IR files and our command.
+    load_line = 10  # 0-based: `x = tl.load(x_ptr + offsets, mask=mask)`
+    assert "tl.load(x_ptr" in VECTOR_ADD.splitlines()[load_line]
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(load_line, 10)))
+    text = hover.contents.value
+    assert "**TTGIR**" in text and "tt.load" in text
+    assert "**PTX**" in text and "ld.global" in text
+    assert "file://" in text and ".ptx#L" in text
+    assert "command:tritonlens.showIr?" in text
+    link = text.split("command:tritonlens.showIr?")[1].split(")")[0]
+    args = __import__("json").loads(unquote(link))
+    assert args == [{"uri": uri, "kernel": "add_kernel", "stage": "ttgir", "line": load_line}]
+
+    # The def line: metrics per spec as a table.
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(6, 6)))
+    table = hover.contents.value
+    assert "| spec | target | warps | regs |" in table
+    assert "cuda:90 | 4 |" in table
+
+    # Lens on the decorator line: the summary and Show TTGIR / PTX / SASS.
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert {lens.range.start.line for lens in lenses} == {5}  # `@triton.jit`
+    titles = [lens.command.title for lens in lenses]
+    assert titles[0].startswith("cuda:90 · 4 warps · ") and "regs" in titles[0] and "smem" in titles[0]
+    assert titles[1:] == ["Show TTGIR", "Show PTX", "Show SASS"]
+    assert lenses[2].command.command == "tritonlens.showIr"
+    assert list(lenses[2].command.arguments) == [{"uri": uri, "kernel": "add_kernel", "stage": "ptx", "line": 6}]
+
+    # irDocument: the PTX text, and which of its lines came from the load line.
+    doc = await client.protocol.send_request_async("tritonlens/irDocument",
+                                                   {"uri": uri, "kernel": None, "stage": "ptx", "line": load_line})
+    doc = doc._asdict() if hasattr(doc, "_asdict") else doc
+    assert doc["kernel"] == "add_kernel" and doc["target"] == "cuda:90" and doc["languageId"] == "ptx"
+    assert doc["path"].endswith(".ptx") and os.path.exists(doc["path"])
+    lines = doc["text"].splitlines()
+    ranges = [r._asdict() if hasattr(r, "_asdict") else r for r in doc["ranges"]]
+    assert ranges and all(0 <= r["start"] <= r["end"] < len(lines) for r in ranges)
+    assert any("ld.global" in lines[i] for r in ranges for i in range(r["start"], r["end"] + 1))
+    none = await client.protocol.send_request_async("tritonlens/irDocument",
+                                                    {"uri": uri, "kernel": "nope", "stage": "ptx", "line": None})
+    assert none is None
+
+
+# ---------------------------------------------------------------- latest save wins, settings, commands
+async def test_latest_save_wins(client: LanguageClient, tmp_path):
+    uris = workspace(tmp_path, broken=BROKEN)
+    uri, path = uris["broken"], str(tmp_path / "broken.py")
+    await start(client, tmp_path)
+    open_doc(client, uri, BROKEN)
+    await settled(client, uri, lambda d: by_code(d, "SRC001"))
+
+    # Three quick saves: broken with 48 (also not a power of 2), then fixed with 128, then broken with 100 on another
+    # line. Only the last one may be left on the screen, with the last version.
+    since = mark(client)
+    second = BROKEN.replace("tl.arange(0, 100)", "tl.arange(0, 48)")
+    fixed = BROKEN.replace("tl.arange(0, 100)", "tl.arange(0, 128)")
+    last = fixed.replace("    x = tl.load", "    offs = offs + tl.arange(0, 100)\n    x = tl.load")
+    edit_and_save(client, uri, second, 2, path)
+    edit_and_save(client, uri, fixed, 3, path)
+    edit_and_save(client, uri, last, 4, path)
+    diags = await settled(client, uri, since=since)
+    (err,) = by_code(diags, "SRC001")
+    assert err.range.start.line == 9, err  # the new `tl.arange(0, 100)` line of the last save
+    await asyncio.sleep(1.0)  # nothing from an older compile may arrive afterwards
+    assert [d.range.start.line for d in by_code(client.diagnostics[uri], "SRC001")] == [9]
+
+
+async def test_settings_change_and_recompile(client: LanguageClient, tmp_path):
+    uris = workspace(tmp_path, unspecified=UNSPECIFIED)
+    uri = uris["unspecified"]
+    await start(client, tmp_path, {**OPTIONS, "maxWorkers": "many", "compileOn": "sometimes"})
+    # Bad values fall back to their defaults and say so.
+    await wait_for(lambda: any("maxWorkers" in m.message for m in client.log_messages), 10, "settings log")
+    assert any("compileOn" in m.message and "save" in m.message for m in client.log_messages)
+    open_doc(client, uri, UNSPECIFIED)
+    diags = await settled(client, uri, lambda d: by_code(d, "SRC002"))
+    assert by_code(diags, "SRC002")[0].severity == types.DiagnosticSeverity.Information
+
+    # didChangeConfiguration as VS Code sends it: the rule's severity changes and the document is re-checked.
+    since = mark(client)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"tritonlens": {**OPTIONS, "rules": {"SRC002": "warning"}}}))
+    diags = await settled(client, uri, lambda d: by_code(d, "SRC002") and by_code(d, "SRC002")[0].severity
+                          == types.DiagnosticSeverity.Warning, since=since)
+    since = mark(client)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"tritonlens": {**OPTIONS, "rules": {"SRC002": "off"}}}))
+    await settled(client, uri, lambda d: not by_code(d, "SRC002"), since=since)
+
+    # compileOn: change compiles the unsaved buffer (debounced) without a save.
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"tritonlens": {**OPTIONS, "compileOn": "change"}}))
+    since = mark(client)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=BROKEN)]))
+    await settled(client, uri, lambda d: by_code(d, "SRC001"), since=since)
+
+    # The recompile command re-checks open documents.
+    since = mark(client)
+    await client.workspace_execute_command_async(types.ExecuteCommandParams(command="tritonlens.recompile"))
+    await settled(client, uri, lambda d: by_code(d, "SRC001"), since=since)
+    assert not client.messages, "the server popped up a message"
