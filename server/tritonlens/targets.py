@@ -20,11 +20,10 @@ def local_gpu_target() -> str | None:
     smi = shutil.which("nvidia-smi")
     if smi:
         try:
-            out = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
-                                 text=True, timeout=10).stdout
-            caps = [ln.strip() for ln in out.splitlines() if re.fullmatch(r"\d+\.\d+", ln.strip())]
-            if caps:
-                major, minor = caps[0].split(".")
+            out = subprocess.run([smi, "--query-gpu=index,uuid,compute_cap", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=10).stdout
+            if cap := _visible_cuda_cap(out, os.environ.get("CUDA_VISIBLE_DEVICES")):
+                major, minor = cap.split(".")
                 return f"cuda:{int(major) * 10 + int(minor)}"
         except (OSError, subprocess.SubprocessError):
             pass
@@ -37,6 +36,28 @@ def local_gpu_target() -> str | None:
         except (OSError, subprocess.SubprocessError):
             pass
     return None
+
+
+def _visible_cuda_cap(smi_csv: str, visible: str | None) -> str | None:
+    """The compute capability of the GPU a CUDA program would use first: the first of CUDA_VISIBLE_DEVICES (an
+    index or a UUID prefix), else GPU 0. `smi_csv` is `nvidia-smi --query-gpu=index,uuid,compute_cap` output."""
+    rows = []
+    for ln in smi_csv.splitlines():
+        parts = [p.strip() for p in ln.split(",")]
+        if len(parts) == 3 and re.fullmatch(r"\d+\.\d+", parts[2]):
+            rows.append(parts)
+    if not rows:
+        return None
+    if visible is not None:
+        first = visible.split(",")[0].strip()
+        if first == "" or first.startswith("-"):
+            return None  # CUDA_VISIBLE_DEVICES="" hides every GPU
+        for index, uuid, cap in rows:
+            if first == index or (first.startswith(("GPU-", "MIG-")) and uuid.startswith(first[:12])):
+                return cap
+        if first.isdigit():
+            return None
+    return rows[0][2]
 
 
 def resolve_target(setting: str) -> str:

@@ -1,0 +1,47 @@
+"""On a real NVIDIA GPU: capture a torch launch, then profile the captured launch with ncu. Skipped without one."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tritonlens.profile import can_profile, profile_kernel
+from tritonlens.targets import has_local_gpu
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not has_local_gpu(), reason="needs a local NVIDIA GPU")]
+
+PROGRAM = """
+import sys, torch
+sys.path.insert(0, {examples!r})
+import vector_add
+x = torch.rand(4096 + 3, device="cuda")
+vector_add.add(x, x)
+"""
+
+
+def _capture(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM.format(examples=os.path.join(ROOT, "examples")))
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server"))
+    rc = subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", ROOT, "--output",
+                         str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)], env=env).returncode
+    assert rc == 0
+    return [json.loads(line) for line in (tmp_path / "captures.jsonl").read_text().splitlines()]
+
+
+def test_capture_records_the_launch(tmp_path):
+    (cap,) = _capture(tmp_path)
+    assert cap["path"] == "examples/vector_add.py" and cap["kernel"] == "add_kernel"
+    assert cap["signature"]["n_elements"] == "i32" and "n_elements" not in cap["attrs"]  # 4099 is not % 16
+    assert cap["launch"]["grid"] == [5] and cap["launch"]["args"]["x_ptr"]["tensor"]["shape"] == [4099]
+
+
+@pytest.mark.skipif(not can_profile()[0], reason="needs ncu")
+def test_profile_replays_the_capture(tmp_path):
+    _capture(tmp_path)
+    result = profile_kernel(os.path.join(ROOT, "examples", "vector_add.py"), "add_kernel", workspace_root=ROOT,
+                            captures_file=str(tmp_path / "captures.jsonl"))
+    assert result.ok, result.error
+    assert result.metrics["duration_ns"] > 0 and result.metrics["local_loads"] == 0
