@@ -11,7 +11,7 @@ export const SERVER_MODULES: readonly { module: string; requirement: string }[] 
   { module: 'watchdog', requirement: 'watchdog>=4' },
 ];
 
-export type InterpreterSource = 'setting' | 'python-extension';
+export type InterpreterSource = 'setting' | 'python-extension' | 'path';
 
 export interface Interpreter {
   /** The command: executable first, then any arguments that must precede `-m` (e.g. `conda run -n x python`). */
@@ -41,12 +41,13 @@ export function expandVariables(arg: string, vars: { workspaceFolder?: string; u
 
 /**
  * `tritonlens.interpreter` wins when set; otherwise the Python extension's active interpreter for
- * the workspace; otherwise none (the caller says how to pick one).
+ * the workspace; otherwise, only when the Python extension is not installed, `python3` (`python` on
+ * Windows) from PATH. Undefined means the Python extension has no interpreter selected.
  */
 export async function resolveInterpreter(
   setting: readonly string[],
   python: PythonEnvironments | undefined,
-  opts: { resource?: string; workspaceFolder?: string; userHome?: string } = {},
+  opts: { resource?: string; workspaceFolder?: string; userHome?: string; platform?: string } = {},
 ): Promise<Interpreter | undefined> {
   if (setting.length > 0) {
     return { command: setting.map((a) => expandVariables(a, opts)), source: 'setting' };
@@ -56,8 +57,9 @@ export async function resolveInterpreter(
     if (executable) {
       return { command: [executable], source: 'python-extension' };
     }
+    return undefined;
   }
-  return undefined;
+  return { command: [(opts.platform ?? process.platform) === 'win32' ? 'python' : 'python3'], source: 'path' };
 }
 
 /** Runs a command and collects its output; injected so tests need no Python. */

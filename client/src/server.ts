@@ -267,8 +267,11 @@ export class ServerManager {
       'Select Interpreter',
     );
     if (choice === 'Select Interpreter') {
-      await vscodeapi.executeCommand(interpreter.source === 'setting' ? 'workbench.action.openSettings' : 'python.setInterpreter',
-        ...(interpreter.source === 'setting' ? ['tritonlens.interpreter'] : []));
+      if (interpreter.source === 'python-extension') {
+        await vscodeapi.executeCommand('python.setInterpreter');
+      } else {
+        await vscodeapi.executeCommand('workbench.action.openSettings', 'tritonlens.interpreter');
+      }
       return false;
     }
     if (choice !== 'Install') {

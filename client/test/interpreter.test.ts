@@ -43,9 +43,13 @@ test('without the setting, the Python extension interpreter for the workspace is
   assert.deepEqual(python.calls, ['file:///ws']);
 });
 
-test('no setting and no Python extension (or no selection) gives no interpreter', async () => {
-  assert.equal(await resolveInterpreter([], undefined), undefined);
+test('Python extension without a selected interpreter gives none (the user is asked to pick one)', async () => {
   assert.equal(await resolveInterpreter([], pythonExtension(undefined)), undefined);
+});
+
+test('without the Python extension, python3 from PATH (python on Windows)', async () => {
+  assert.deepEqual(await resolveInterpreter([], undefined, { platform: 'linux' }), { command: ['python3'], source: 'path' });
+  assert.deepEqual(await resolveInterpreter([], undefined, { platform: 'win32' }), { command: ['python'], source: 'path' });
 });
 
 test('variables: ${userHome}, ~ and ${workspaceFolder}', () => {
