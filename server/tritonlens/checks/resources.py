@@ -1,0 +1,180 @@
+"""SASS001 register spills, RES001 shared memory over the per-block limit, RES002 low occupancy: findings from the
+resource usage ptxas / the AMD backend report, anchored on the kernel's def line (spills also on their lines)."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from . import rule
+from ._common import def_span, finding, in_kernel_file, related
+
+# ---------------------------------------------------------------- per-target limits
+
+
+@dataclass(frozen=True)
+class Limits:
+    name: str
+    shared_per_block: int  # bytes a block may opt in to
+    shared_per_sm: int  # bytes per SM (per CU on AMD)
+    regs_per_sm: int  # 32-bit registers per SM (per SIMD lane x SIMDs on AMD: see occupancy())
+    max_warps: int  # resident warps (wavefronts) per SM / CU
+    max_blocks: int
+    reg_granule: int = 256  # registers are allocated per warp in units of this many
+
+
+_CUDA = {
+    80: Limits("sm_80", 166912, 167936, 65536, 64, 32),
+    86: Limits("sm_86", 101376, 102400, 65536, 48, 16),
+    87: Limits("sm_87", 166912, 167936, 65536, 48, 16),
+    89: Limits("sm_89", 101376, 102400, 65536, 48, 24),
+    90: Limits("sm_90", 232448, 233472, 65536, 64, 32),
+    100: Limits("sm_100", 232448, 233472, 65536, 64, 32),
+    120: Limits("sm_120", 101376, 102400, 65536, 48, 24),
+}
+_HIP = {"gfx942": Limits("gfx942", 65536, 65536, 512, 32, 32, 8), "gfx90a": Limits("gfx90a", 65536, 65536, 512, 32, 32, 8),
+        "gfx950": Limits("gfx950", 163840, 163840, 512, 32, 32, 8)}
+
+LOW_OCCUPANCY_WARPS = 8  # fewer resident warps per SM than this leaves each scheduler < 2 warps to switch between
+
+
+def target_limits(target: str) -> Limits | None:
+    backend, _, arch = target.partition(":")
+    if backend == "hip":
+        return _HIP.get(arch) or (_HIP["gfx942"] if arch.startswith("gfx9") else None)
+    try:
+        a = int(arch)
+    except ValueError:
+        return None
+    if a in _CUDA:
+        return _CUDA[a]
+    lower = [k for k in _CUDA if k <= a]
+    return _CUDA[max(lower)] if lower else None
+
+
+def occupancy(ctx) -> dict | None:
+    """Resident warps per SM (CU) and what limits them, from registers, shared memory and the warp count."""
+    lim = target_limits(ctx.spec.target)
+    res = ctx.artifacts.resources
+    warps = int(ctx.spec.options.get("num_warps") or ctx.artifacts.metadata.get("num_warps") or 4)
+    if lim is None or not warps:
+        return None
+    caps: dict[str, int] = {"warps": lim.max_warps // warps, "blocks": lim.max_blocks}
+    regs = res.registers or 0
+    if ctx.spec.target.startswith("hip"):
+        if regs:
+            # each SIMD holds 512 VGPRs per lane, allocated in granules of 8; a CU has 4 SIMDs, 8 waves each
+            per_simd = min(8, 512 // (-(-regs // lim.reg_granule) * lim.reg_granule))
+            caps["registers"] = (per_simd * 4) // warps
+    elif regs:
+        per_warp = -(-regs * 32 // lim.reg_granule) * lim.reg_granule
+        caps["registers"] = (lim.regs_per_sm // per_warp) // warps
+    shared = res.shared or 0
+    if shared:
+        reserved = 0 if ctx.spec.target.startswith("hip") else 1024  # the driver reserves 1 KB per block
+        caps["shared"] = lim.shared_per_sm // (shared + reserved)
+    blocks = min(caps.values())
+    limiter = min(caps, key=lambda k: (caps[k], k not in ("warps", "blocks")))
+    resident = blocks * warps
+    return {"blocks": blocks, "warps": resident, "max_warps": lim.max_warps,
+            "occupancy": round(resident / lim.max_warps, 3), "limiter": limiter, "caps": caps,
+            "registers": regs, "shared": shared, "num_warps": warps}
+
+
+# ---------------------------------------------------------------- SASS001
+@rule("SASS001", "register-spill", "warning")
+def register_spill(ctx):
+    """Registers spilled to local memory (ptxas spill bytes; LDL/STL in the SASS). A stack frame alone is not a spill."""
+    res = ctx.artifacts.resources
+    spilled = res.spill_stores + res.spill_loads
+    if spilled <= 0:
+        return
+    hip = ctx.spec.target.startswith("hip")
+    stage = "amdgcn" if hip else "sass"
+    if hip:
+        instrs = [(i.ir_line, i.loc, i.opcode, "st" if i.kind == "st.local" else "ld")
+                  for i in ctx.amdgcn.instrs if i.kind in ("ld.local", "st.local")]
+    else:
+        instrs = [(i.ir_line, i.loc, i.opcode, "st" if i.kind == "stl" else "ld")
+                  for i in ctx.sass.instrs if i.kind in ("ldl", "stl")]
+    per_line: dict[int, Counter] = {}
+    first_ir: dict[int, list] = {}
+    for ir_line, loc, opcode, kind in instrs:
+        if not in_kernel_file(ctx, loc):
+            continue
+        per_line.setdefault(loc.line, Counter())[kind] += 1
+        first_ir.setdefault(loc.line, []).append((ir_line, opcode))
+    regs = res.registers
+    warps = ctx.spec.options.get("num_warps")
+    st_name, ld_name = ("scratch_store", "scratch_load") if hip else ("STL", "LDL")
+    data = {"registers": regs, "spill_stores": res.spill_stores, "spill_loads": res.spill_loads,
+            "stack": res.stack, "num_warps": warps, "lines": {str(k): dict(v) for k, v in sorted(per_line.items())},
+            "merge_key": "SASS001:def"}
+    top = sorted(per_line.items(), key=lambda kv: -sum(kv[1].values()))
+    where = ", ".join(f"line {ln} ({c['st']} {st_name}, {c['ld']} {ld_name})" for ln, c in top[:3])
+    message = (f"registers spill: {res.spill_stores} B spill stores and {res.spill_loads} B spill loads at "
+               f"{regs if regs is not None else '?'} registers per thread"
+               + (f"; spill code on {where}" if where else "")
+               + " — fewer elements per thread (smaller BLOCK or more num_warps) or fewer live values avoid it")
+    rel = [related(ctx, stage, ir[0][0], f"{ir[0][1]} (line {ln})") for ln, ir in sorted(first_ir.items())][:8]
+    yield finding(ctx, def_span(ctx), "SASS001", message, data=data, related_info=rel)
+    for ln, c in top[:10]:
+        ir_line, opcode = first_ir[ln][0]
+        span_col = _first_col(ctx, ln)
+        from ._common import Span
+
+        span = Span(ln, span_col, ln, span_col + 1)
+        msg = (f"spill code from this line: {c['st']} {st_name} / {c['ld']} {ld_name} ({res.spill_stores} B stored, "
+               f"{res.spill_loads} B loaded in the kernel at {regs} registers)")
+        d = {"registers": regs, "stores": c["st"], "loads": c["ld"], "spill_stores": res.spill_stores,
+             "spill_loads": res.spill_loads, "num_warps": warps, "merge_key": "SASS001:line"}
+        yield finding(ctx, span, "SASS001", msg, data=d,
+                      related_info=[related(ctx, stage, i, o) for i, o in first_ir[ln][:4]])
+
+
+def _first_col(ctx, line: int) -> int:
+    from ._common import source_index
+
+    lines = source_index(ctx).lines
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return len(text) - len(text.lstrip()) + 1
+
+
+# ---------------------------------------------------------------- RES001
+@rule("RES001", "shared-memory-over-limit", "error")
+def shared_over_limit(ctx):
+    """Shared memory per block over the target's limit: the launch fails with OutOfResources."""
+    lim = target_limits(ctx.spec.target)
+    shared = ctx.artifacts.resources.shared or int(ctx.artifacts.metadata.get("shared") or 0)
+    if lim is None or shared <= lim.shared_per_block:
+        return
+    stages = ctx.spec.options.get("num_stages")
+    allocs = [op for op in ctx.ttgir.ops if op.name == "ttg.local_alloc" and in_kernel_file(ctx, op.loc)]
+    rel = [related(ctx, "ttgir", op.ir_line, f"ttg.local_alloc {op.result_type or ''} (line {op.loc.line})")
+           for op in allocs[:8]]
+    message = (f"needs {shared} B ({shared / 1024:.1f} KB) of shared memory per block; {lim.name} allows "
+               f"{lim.shared_per_block} B ({lim.shared_per_block / 1024:.0f} KB): the launch fails with "
+               f"OutOfResources — smaller BLOCK sizes or fewer num_stages"
+               + (f" (now {stages})" if stages is not None else ""))
+    data = {"shared": shared, "limit": lim.shared_per_block, "target": lim.name, "num_stages": stages,
+            "allocs": [op.loc.line for op in allocs], "merge_key": "RES001"}
+    yield finding(ctx, def_span(ctx), "RES001", message, data=data, related_info=rel)
+
+
+# ---------------------------------------------------------------- RES002
+@rule("RES002", "low-occupancy", "hint")
+def low_occupancy(ctx):
+    """Registers or shared memory cap the resident warps per SM below a useful level."""
+    occ = occupancy(ctx)
+    if occ is None or occ["limiter"] not in ("registers", "shared") or occ["warps"] >= LOW_OCCUPANCY_WARPS:
+        return
+    lim = target_limits(ctx.spec.target)
+    if occ["blocks"] == 0:
+        return  # does not fit at all: RES001 (or a launch error) says so
+    if occ["limiter"] == "registers":
+        why = f"{occ['registers']} registers per thread × {occ['num_warps'] * 32} threads"
+    else:
+        why = f"{occ['shared']} B of shared memory per block ({lim.shared_per_sm} B per SM)"
+    message = (f"occupancy {occ['warps']} of {occ['max_warps']} warps per SM ({occ['occupancy']:.0%}): "
+               f"{occ['limiter']} allow {occ['blocks']} block(s) of {occ['num_warps']} warps — {why}")
+    data = {**occ, "merge_key": f"RES002:{occ['limiter']}"}
+    yield finding(ctx, def_span(ctx), "RES002", message, data=data)
