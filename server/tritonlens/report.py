@@ -33,7 +33,7 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts) -> Finding:
 
 
 def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Settings) -> KernelReport:
-    """Merge the findings of every compiled spec: one finding per (code, line, column, message-kind); when it holds
+    """Merge the findings of every compiled spec: one finding per (code, line, column, merge key or message); when it holds
     in only some specs, say in which ("in 1 of 2 configs: BLOCK_M=128, ...")."""
     total = len(kr.compiled)
     groups: dict[tuple, list[tuple[CompiledSpec, Finding]]] = {}
@@ -46,16 +46,23 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
                 order.append(key)
             groups[key].append((cs, f))
     merged: list[Finding] = []
+    labels = config_labels([cs.spec for cs in kr.compiled])
     for key in order:
         items = groups[key]
         first = items[0][1]
         specs = {cs.spec.key() for cs, _ in items}
         if total > 1 and len(specs) < total:
-            labels = "; ".join(_short(cs.spec) for cs, _ in items[:3]) + ("; …" if len(items) > 3 else "")
-            first.message = f"{first.message} (in {len(specs)} of {total} specs: {labels})"
+            shown = []
+            for cs, _ in items:
+                label = labels.get(cs.spec.key()) or _short(cs.spec)
+                if label not in shown:
+                    shown.append(label)
+            text = "; ".join(shown[:3]) + ("; …" if len(shown) > 3 else "")
+            first.message = f"{first.message} (in {len(specs)} of {total} configs: {text})"
         elif total > 1:
-            first.message = f"{first.message} (in all {total} specs)"
+            first.message = f"{first.message} (in all {total} configs)"
         first.data["specs"] = sorted(specs)
+        first.data["configs"] = [labels.get(cs.spec.key()) or _short(cs.spec) for cs, _ in items]
         merged.append(first)
     for f in spec_findings:
         sev = settings.severity_for(f.code, f.severity)
@@ -69,3 +76,44 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
 
 def _short(spec: Spec) -> str:
     return spec.label or spec.describe()
+
+
+def _spec_values(spec: Spec) -> dict[str, str]:
+    """What tells one spec from another, in the order a reader looks for it: target, constexprs, options, then the
+    types and divisibility assumed for runtime arguments."""
+    values: dict[str, str] = {"target": spec.target}
+    for name, value in spec.constants.items():
+        if spec.signature.get(name) == "constexpr":
+            values[name] = repr(value)
+    for opt in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
+        if opt in spec.options:
+            values[opt] = repr(spec.options[opt])
+    for name, ty in spec.signature.items():
+        if ty == "constexpr":
+            continue
+        if name in spec.constants:
+            values[name] = repr(spec.constants[name])
+            continue
+        div = spec.attrs.get(name, {}).get("divisibility")
+        values[name] = f"{ty}%{div}" if div and not ty.startswith("*") else ty if div == 16 or not ty.startswith("*") \
+            else f"{ty}%1"
+    return values
+
+
+def config_labels(specs: list[Spec]) -> dict[str, str]:
+    """spec key -> `BLOCK_M=128, BLOCK_N=128, num_warps=8`: only the values that differ between the specs (all of
+    them describe() when a single spec or when they differ in nothing visible)."""
+    values = [_spec_values(s) for s in specs]
+    keys: list[str] = []
+    for v in values:
+        for k in v:
+            if k not in keys:
+                keys.append(k)
+    differing = [k for k in keys if len({v.get(k) for v in values}) > 1]
+    out: dict[str, str] = {}
+    for spec, v in zip(specs, values):
+        if len(specs) < 2 or not differing:
+            out[spec.key()] = spec.label or spec.describe()
+        else:
+            out[spec.key()] = ", ".join(f"{k}={v[k]}" if k != "target" else v[k] for k in differing if k in v)
+    return out
