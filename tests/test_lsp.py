@@ -378,3 +378,27 @@ async def test_no_fix_offered_when_it_does_not_help(client: LanguageClient, tmp_
     open_doc(client, uri, hopeless)
     (diag,) = by_code(await settled(client, uri, lambda d: by_code(d, "SRC002")), "SRC002")
     assert list(await quick_fixes(client, uri, diag) or []) == []
+
+
+# ---------------------------------------------------------------- a client we did not write
+def test_neovim_client(tmp_path):
+    """Headless Neovim's built-in LSP client: diagnostics on open, cleared after a fix and `:write`."""
+    import json
+    import shutil
+    import subprocess
+
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        pytest.skip("nvim is not installed")
+    workspace(tmp_path, broken=BROKEN)
+    script = os.path.join(os.path.dirname(__file__), "nvim", "check_diagnostics.lua")
+    out = tmp_path / "nvim.json"
+    env = {**os.environ, "TRITONLENS_NVIM_OUT": str(out), "TRITONLENS_NVIM_CMD": json.dumps(SERVER)}
+    proc = subprocess.run([nvim, "--headless", "--clean", "-u", "NONE", "-c", f"luafile {script}", "broken.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    assert out.exists(), proc.stderr[-2000:]
+    seen = json.loads(out.read_text())
+    assert "error" not in seen, seen
+    assert seen["first_wait"], seen
+    assert [(d["code"], d["lnum"]) for d in seen["before"]] == [("SRC001", 8)]
+    assert seen["second_wait"] and seen["after"] == [], seen
