@@ -402,3 +402,78 @@ def test_neovim_client(tmp_path):
     assert seen["first_wait"], seen
     assert [(d["code"], d["lnum"]) for d in seen["before"]] == [("SRC001", 8)]
     assert seen["second_wait"] and seen["after"] == [], seen
+
+
+# ---------------------------------------------------------------- files changing on disk
+CALLER = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+    from helpers import twice
+
+
+    # tritonlens: n_elements=i32%16, BLOCK_SIZE=1024
+    @triton.jit
+    def caller_kernel(x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+        offs = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(x_ptr + offs, mask=offs < n_elements)
+        tl.store(x_ptr + offs, twice(x), mask=offs < n_elements)
+    ''')
+HELPER = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def twice(x):
+        return x * 2
+    ''')
+
+
+async def test_captures_and_helper_modules_are_watched(client: LanguageClient, tmp_path):
+    import json
+
+    uris = workspace(tmp_path, unspecified=UNSPECIFIED, caller=CALLER, helpers=HELPER)
+    await start(client, tmp_path)
+    open_doc(client, uris["unspecified"], UNSPECIFIED)
+    open_doc(client, uris["caller"], CALLER)
+    await settled(client, uris["unspecified"], lambda d: by_code(d, "SRC002"))
+    assert not by_code(await settled(client, uris["caller"]), "SRC001")
+
+    # A capture gives BLOCK_SIZE its value: the open document is re-checked without a save.
+    since = mark(client)
+    (tmp_path / ".tritonlens").mkdir()
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text(json.dumps({
+        "version": 1, "path": "unspecified.py", "kernel": "scale_kernel",
+        "signature": {"x_ptr": "*fp32", "n_elements": "i32", "BLOCK_SIZE": "constexpr"},
+        "constants": {"BLOCK_SIZE": 256}, "attrs": {"x_ptr": {"divisibility": 16}},
+        "options": {"num_warps": 4, "num_stages": 3}, "target": "cuda:90", "triton_version": "3.6.0"}) + "\n")
+    await settled(client, uris["unspecified"], lambda d: not by_code(d, "SRC002"), since=since)
+
+    # The imported helper module breaks on disk (it is not open in the editor): its importer is re-checked.
+    since = mark(client)
+    (tmp_path / "helpers.py").write_text(HELPER.replace("return x * 2", "return x * tl.arange(0, 100)"))
+    diags = await settled(client, uris["caller"], lambda d: by_code(d, "SRC001"), since=since)
+    assert "power of 2" in by_code(diags, "SRC001")[0].message
+
+
+async def test_server_survives_bad_input(client: LanguageClient, tmp_path):
+    syntax_error = "import triton\n\n@triton.jit\ndef k(x_ptr:\n    pass\n"
+    uris = workspace(tmp_path, syntax=syntax_error)
+    await start(client, tmp_path, {"target": 42, "rules": "loud", "nonsense": True})
+    assert any("tritonlens.target" in m.message for m in client.log_messages)
+    open_doc(client, uris["syntax"], syntax_error)
+    # Requests about documents the server does not know, and junk parameters, answer empty rather than fail.
+    unknown = types.TextDocumentIdentifier(uri=(tmp_path / "nowhere.py").as_uri())
+    assert await client.text_document_hover_async(types.HoverParams(
+        text_document=unknown, position=types.Position(0, 0))) is None
+    assert not await client.text_document_code_lens_async(types.CodeLensParams(text_document=unknown))
+    assert await client.protocol.send_request_async("tritonlens/irDocument", {"uri": 7, "line": "x"}) is None
+    junk = types.Diagnostic(range=types.Range(types.Position(0, 0), types.Position(0, 1)), message="?",
+                            source="tritonlens", code="PTX001", data="not an object")
+    assert not await quick_fixes(client, uris["syntax"], junk)
+    diags = await settled(client, uris["syntax"])
+    assert by_code(diags, "SRC001"), diags  # the syntax error is a diagnostic
+    assert not client.messages
+    # Still alive: a hover on the syntax-error file answers.
+    await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uris["syntax"]), position=types.Position(3, 0)))
