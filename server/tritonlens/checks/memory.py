@@ -22,6 +22,7 @@ class _Access:
     elem: str
     elem_bits: int
     per_thread: int  # elements each thread moves
+    layout_kind: str | None = None
     ops: list = field(default_factory=list)
 
 
@@ -43,7 +44,11 @@ def _tensor_accesses(ctx, store: bool) -> dict[tuple[int, int], _Access]:
         if bits is None:
             continue
         key = (op.loc.line, op.loc.col)
-        acc = out.setdefault(key, _Access(op.loc.line, op.loc.col, elem, bits, max(1, numel(shape) // n_threads)))
+        from ..ir.mlir import layout_kind, layout_of
+
+        kind = layout_kind(layout_of(type_str), ctx.ttgir.layouts)
+        acc = out.setdefault(key, _Access(op.loc.line, op.loc.col, elem, bits, max(1, numel(shape) // n_threads),
+                                          kind))
         acc.ops.append(op)
     return out
 
@@ -169,6 +174,10 @@ def _narrow(ctx, store: bool, code: str):
         full = widths.get(_FULL_BITS, 0) + sum(n for b, n in widths.items() if b > _FULL_BITS)
         span, site = anchor(ctx, acc.line, acc.col, (noun,))
         remark = _vectorization_remark(ctx, acc.line, acc.col)
+        if remark is None and acc.layout_kind not in ("blocked", None):
+            # an mma / linear layout fixes each thread's contiguous run itself (an accumulator stored straight from
+            # the MFMA layout): without Triton's remark there is no evidence the user's code could do better
+            continue
         cause, params, why = _cause(ctx, site, acc, remark, store)
         main_bits = max(narrow, key=lambda b: narrow[b])
         total = sum(widths.values())

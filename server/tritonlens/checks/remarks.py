@@ -18,7 +18,7 @@ def compiler_remark(ctx):
         if r.severity not in ("remark", "warning") or not in_kernel_file(ctx, r):
             continue
         text = r.message.strip()
-        if not text or _is_vectorization(text):
+        if not text or _is_vectorization(text) or text.startswith("Performed "):
             continue
         text = text.removeprefix("Warning: ").strip()
         key = (r.line, r.col, text)

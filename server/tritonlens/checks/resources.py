@@ -34,7 +34,8 @@ _CUDA = {
 _HIP = {"gfx942": Limits("gfx942", 65536, 65536, 512, 32, 32, 8), "gfx90a": Limits("gfx90a", 65536, 65536, 512, 32, 32, 8),
         "gfx950": Limits("gfx950", 163840, 163840, 512, 32, 32, 8)}
 
-LOW_OCCUPANCY_WARPS = 8  # fewer resident warps per SM than this leaves each scheduler < 2 warps to switch between
+LOW_OCCUPANCY_WARPS = 8
+SMALL_SPILL_BYTES = 64  # a few spilled values outside the hot path: reported, at info level  # fewer resident warps per SM than this leaves each scheduler < 2 warps to switch between
 
 
 def target_limits(target: str) -> Limits | None:
@@ -116,7 +117,9 @@ def register_spill(ctx):
                + (f"; spill code on {where}" if where else "")
                + " — fewer elements per thread (smaller BLOCK or more num_warps) or fewer live values avoid it")
     rel = [related(ctx, stage, ir[0][0], f"{ir[0][1]} (line {ln})") for ln, ir in sorted(first_ir.items())][:8]
-    yield finding(ctx, def_span(ctx), "SASS001", message, data=data, related_info=rel)
+    severity = "info" if spilled < SMALL_SPILL_BYTES else ""
+    data["small"] = bool(severity)
+    yield finding(ctx, def_span(ctx), "SASS001", message, severity=severity, data=data, related_info=rel)
     for ln, c in top[:10]:
         ir_line, opcode = first_ir[ln][0]
         span_col = _first_col(ctx, ln)
@@ -127,7 +130,7 @@ def register_spill(ctx):
                f"{res.spill_loads} B loaded in the kernel at {regs} registers)")
         d = {"registers": regs, "stores": c["st"], "loads": c["ld"], "spill_stores": res.spill_stores,
              "spill_loads": res.spill_loads, "num_warps": warps, "merge_key": "SASS001:line"}
-        yield finding(ctx, span, "SASS001", msg, data=d,
+        yield finding(ctx, span, "SASS001", msg, severity=severity, data=d,
                       related_info=[related(ctx, stage, i, o) for i, o in first_ir[ln][:4]])
 
 
