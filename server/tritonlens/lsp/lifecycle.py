@@ -28,6 +28,8 @@ def register(server: "TritonLensServer") -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: "TritonLensServer", params: types.DidChangeConfigurationParams) -> None:
+        if params.settings is None:  # a pull-model client: nothing sent, nothing changed
+            return
         if ls.apply_settings(params.settings, "workspace/didChangeConfiguration"):
             ls.log("settings changed; re-checking open documents")
             ls.scheduler.schedule_all(full=True)
