@@ -49,3 +49,18 @@ def test_autotune_finding_says_in_which_configs(tmp_path):
     assert len(loads) == 1 and loads[0].line == 17
     assert "(in 1 of 2 configs: BLOCK_SIZE=1024)" in loads[0].message
     assert loads[0].data["configs"] == ["BLOCK_SIZE=1024"]
+
+
+def test_every_rule_has_a_doc_page():
+    import os
+
+    from tritonlens.checks import load_rules
+
+    docs = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "rules")
+    codes = set(load_rules()) | {"PROF001"}
+    for code in codes:
+        page = os.path.join(docs, f"{code}.md")
+        assert os.path.isfile(page), code
+        with open(page) as f:
+            text = f.read()
+        assert text.startswith(f"# {code} ") and "**How to fix.**" in text and "**Before / after.**" in text
