@@ -16,14 +16,19 @@ import sys
 
 from tritonlens.compiler.worker import compile_job
 from tritonlens.discover import discover
+from tritonlens.ir import sass
 from tritonlens.loader import slice_module
 from tritonlens.specs import build_specs
 
 _FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"]*)"', re.M)
+_DEBUG_INFO = re.compile(r"^\s*\.section\s+\.debug_info\s*\{.*?^\s*\}", re.M | re.S)
 
 
 def normalise(ptx: str) -> str:
-    return _FILE.sub(lambda m: f'{m.group(1)}"{os.path.basename(m.group(2))}"', ptx)
+    """The `.file` paths reduced to file names, and the DWARF `.debug_info` section dropped: it spells the
+    compile directory out byte by byte (`.b8 ...`), so it differs between machines and nothing else in it does."""
+    return _DEBUG_INFO.sub(".section .debug_info { <compile directory> }",
+                           _FILE.sub(lambda m: f'{m.group(1)}"{os.path.basename(m.group(2))}"', ptx))
 
 
 def main() -> int:
@@ -57,9 +62,15 @@ def main() -> int:
         h = lambda s: hashlib.sha256(s.encode()).hexdigest()[:16]  # noqa: E731
         same = gpu == cpu
         bad += not same
-        rows.append((cap["kernel"], specs[0].describe(), "identical" if same else "DIFFERENT", h(gpu), h(cpu)))
-    print("| kernel | spec (from the capture) | PTX | sha256 GPU JIT | sha256 CPU replay |")
-    print("|---|---|---|---|---|")
+        gpu_regs = None
+        cubin_file = meta_file[:-5] + ".cubin"
+        if os.path.exists(cubin_file):  # the GPU JIT's own cubin, read with cuobjdump -res-usage here
+            with open(cubin_file, "rb") as f:
+                gpu_regs = sass.resource_usage(f.read()).get("REG")
+        rows.append((cap["kernel"], specs[0].describe(), "identical" if same else "DIFFERENT", h(gpu), h(cpu),
+                     f"{gpu_regs} / {art.resources.registers}"))
+    print("| kernel | spec (from the capture) | PTX | sha256 GPU JIT | sha256 CPU replay | registers GPU cubin / CPU replay |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
     print(f"\n{len(rows) - bad} of {len(rows)} captured compiles replay to identical PTX")

@@ -1,0 +1,207 @@
+"""Capture: the hook, the file it writes (dedupe, locking, exit code), and check using captures as specs.
+
+No GPU here: `FAKE_DRIVER` below stands in for Triton's CUDA driver so that a real `kernel[grid](...)` launch goes
+through Triton's own JIT (specialization, compile for cuda:90, post-compile hook) and stops at the launch, which the
+fake driver records instead of running. Everything else is real.
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from tritonlens import capture
+from tritonlens.captures import load_captures
+from tritonlens.pipeline import Checker
+from tritonlens.settings import Settings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples")
+
+FAKE_DRIVER = '''
+import sys, types
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.runtime import driver
+
+class _Utils:
+    def load_binary(self, name, kernel, shared, device):
+        return (1, 2, 40, 0, 1024)
+    def get_device_properties(self, device):
+        return {"max_shared_mem": 232448, "multiprocessor_count": 132, "max_num_regs": 65536, "warpSize": 32}
+
+class FakeDriver:  # stands in for the CUDA driver: compiles for real, records launches instead of running them
+    utils = _Utils()
+    def is_active(self): return True
+    def get_current_device(self): return 0
+    def set_current_device(self, d): pass
+    def get_current_stream(self, d=None): return 0
+    def get_current_target(self): return GPUTarget("cuda", 90, 32)
+    def get_active_torch_device(self): return None
+    def get_device_interface(self): return None
+    def get_benchmarker(self): return None
+    def map_python_to_cpp_type(self, t): return t
+    def launcher_cls(self, src, metadata):
+        return lambda *a: print("launched", a[:3])
+
+driver.set_active(FakeDriver())
+
+class FakeTensor:  # what a torch tensor offers Triton's launcher: data_ptr, dtype, shape, stride
+    def __init__(self, shape, dtype=tl.float32, ptr=1 << 20):
+        self.shape, self.dtype, self._ptr = tuple(shape), dtype, ptr
+    def data_ptr(self): return self._ptr
+    def stride(self):
+        out, acc = [], 1
+        for s in reversed(self.shape):
+            out.insert(0, acc); acc *= s
+        return tuple(out)
+'''
+
+PROGRAM = FAKE_DRIVER + '''
+sys.path.insert(0, {examples!r})
+import softmax
+n_cols = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+x = FakeTensor((64, 1024))
+softmax.softmax_kernel[lambda meta: (64,)](x, x, 1024, 1024, n_cols, BLOCK_SIZE=1024, num_warps=4)
+sys.exit(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+'''
+
+
+def _run_capture(tmp_path, *prog_args, extra_env=None):
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM.replace("{examples!r}", repr(EXAMPLES)))
+    env = dict(os.environ, **(extra_env or {}))
+    return subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", ROOT, "--output",
+                           str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog), *map(str, prog_args)],
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def _lines(tmp_path):
+    return [json.loads(ln) for ln in (tmp_path / "captures.jsonl").read_text().splitlines() if ln.strip()]
+
+
+def test_capture_records_compile_and_launch(tmp_path):
+    proc = _run_capture(tmp_path, 1000)
+    assert proc.returncode == 0, proc.stderr
+    assert "launched (64, 1, 1)" in proc.stdout  # the program ran unchanged
+    (cap,) = _lines(tmp_path)
+    assert cap["version"] == 1 and cap["path"] == "examples/softmax.py" and cap["kernel"] == "softmax_kernel"
+    assert cap["target"] == "cuda:90" and cap["triton_version"]
+    assert cap["signature"]["BLOCK_SIZE"] == "constexpr" and cap["constants"] == {"BLOCK_SIZE": 1024}
+    # 1000 is not a multiple of 16, the strides (1024) are; pointers are 16-byte aligned
+    assert "n_cols" not in cap["attrs"] and cap["attrs"]["input_row_stride"] == {"divisibility": 16}
+    assert cap["attrs"]["input_ptr"] == {"divisibility": 16}
+    assert cap["options"]["num_warps"] == 4
+    assert cap["launch"]["grid"] == [64]
+    assert cap["launch"]["args"]["input_ptr"]["tensor"] == {"shape": [64, 1024], "stride": [1024, 1],
+                                                            "dtype": "fp32", "align16": True}
+    assert cap["launch"]["args"]["n_cols"] == {"value": 1000}
+    caps, problems = load_captures(ROOT, os.path.join(EXAMPLES, "softmax.py"), str(tmp_path / "captures.jsonl"))
+    assert len(caps) == 1 and not problems
+
+
+def test_capture_dedupes_and_passes_the_exit_code_through(tmp_path):
+    assert _run_capture(tmp_path, 1000).returncode == 0
+    assert _run_capture(tmp_path, 1000, 3).returncode == 3  # same compile: not written again; exit code kept
+    assert len(_lines(tmp_path)) == 1
+    assert _run_capture(tmp_path, 1024).returncode == 0  # n_cols % 16 == 0 is another specialization
+    caps = _lines(tmp_path)
+    assert len(caps) == 2 and caps[1]["attrs"]["n_cols"] == {"divisibility": 16}
+
+
+def test_concurrent_processes_write_whole_distinct_lines(tmp_path):
+    procs = [threading.Thread(target=_run_capture, args=(tmp_path, n)) for n in (1000, 1000, 1024, 1024)]
+    for t in procs:
+        t.start()
+    for t in procs:
+        t.join()
+    caps = _lines(tmp_path)  # every line parses
+    assert sorted(json.dumps(c["attrs"], sort_keys=True) for c in caps) == sorted(
+        {json.dumps(c["attrs"], sort_keys=True) for c in caps})
+    assert len(caps) == 2
+
+
+def test_bootstrap_chains_to_an_existing_sitecustomize(tmp_path):
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import os\nos.environ['USER_SITECUSTOMIZE_RAN'] = '1'\n")
+    env = capture.child_env(str(tmp_path / "c.jsonl"), ROOT, base=dict(os.environ, PYTHONPATH=str(own)))
+    out = subprocess.run([sys.executable, "-c", "import os, sys; print(os.environ.get('USER_SITECUSTOMIZE_RAN'), "
+                          "'triton' in sys.modules)"], env=env, capture_output=True, text=True).stdout.split()
+    assert out == ["1", "False"]  # the user's sitecustomize ran; triton is not imported by the bootstrap
+
+
+def test_no_command_is_a_usage_error(capsys):
+    assert capture.main([]) == 2
+    assert "no command" in capsys.readouterr().err
+
+
+def test_writer_dedupes_across_writers(tmp_path):
+    rec = {"version": 1, "path": "k.py", "kernel": "k", "signature": {"x": "*fp32"}, "constants": {}, "attrs": {},
+           "options": {"num_warps": 4}, "target": "cuda:90", "triton_version": "3.6.0"}
+    a, b = capture.CaptureWriter(str(tmp_path / "c.jsonl")), capture.CaptureWriter(str(tmp_path / "c.jsonl"))
+    assert a.append(dict(rec, launch={"grid": [1], "args": {}}))
+    assert not b.append(dict(rec, launch={"grid": [2], "args": {}}))  # another launch of the same compile
+    assert b.append(dict(rec, options={"num_warps": 8}))
+    assert len((tmp_path / "c.jsonl").read_text().splitlines()) == 2
+
+
+def test_reader_reports_bad_lines_and_keeps_good_ones(tmp_path):
+    f = tmp_path / ".tritonlens" / "captures.jsonl"
+    f.parent.mkdir()
+    good = {"version": 1, "path": "k.py", "kernel": "k", "signature": {"x": "*fp32"}}
+    f.write_text("\n".join([json.dumps(good), "{not json", json.dumps(dict(good, version=2)),
+                            json.dumps(dict(good, signature=["x"])), json.dumps(dict(good, path="other.py"))]))
+    caps, problems = load_captures(str(tmp_path), str(tmp_path / "k.py"))
+    assert [c["path"] for c in caps] == ["k.py"]
+    assert len(problems) == 3 and "not JSON" in problems[0] and "version 2" in problems[1]
+
+
+# ---------------------------------------------------------------- check uses captures as specs
+def _capture_line(**over):
+    cap = {"version": 1, "path": "vector_add.py", "kernel": "add_kernel",
+           "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32",
+                         "BLOCK_SIZE": "constexpr"},
+           "constants": {"BLOCK_SIZE": 512}, "attrs": {"x_ptr": {"divisibility": 16}, "y_ptr": {"divisibility": 16},
+                                                         "out_ptr": {"divisibility": 16}},
+           "options": {"num_warps": 2, "num_stages": 3}, "target": "cuda:90", "triton_version": "3.6.0"}
+    cap.update(over)
+    return json.dumps(cap)
+
+
+@pytest.fixture()
+def workspace(tmp_path):
+    src = open(os.path.join(EXAMPLES, "vector_add.py")).read()
+    (tmp_path / "vector_add.py").write_text(src)
+    (tmp_path / ".tritonlens").mkdir()
+    return tmp_path
+
+
+def test_check_compiles_the_captured_spec_instead_of_the_hint(workspace):
+    (workspace / ".tritonlens" / "captures.jsonl").write_text(_capture_line() + "\n")
+    with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
+        report = checker.check_file(str(workspace / "vector_add.py"))
+    (kr,) = report.kernels
+    (cs,) = kr.compiled  # the hint (BLOCK_SIZE=1024, num_warps=4, n_elements=i32%16) is replaced
+    assert cs.spec.label == "capture 1"
+    assert cs.spec.describe() == "cuda:90, num_warps=2, num_stages=3, BLOCK_SIZE=512, n_elements=i32"
+    assert cs.artifacts.ok and cs.artifacts.metadata["num_warps"] == 2
+    assert all(f.target == "cuda:90" for f in kr.findings)
+    assert not [f for f in report.all_findings() if f.code == "SRC003"]
+
+
+def test_stale_capture_is_reported_once_and_skipped(workspace):
+    stale = _capture_line(signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                     "BLOCK_SIZE": "constexpr"})
+    (workspace / ".tritonlens" / "captures.jsonl").write_text(stale + "\n")
+    settings = Settings(target="cuda:90", extra_targets=["cuda:80"], max_workers=1)
+    with Checker(settings) as checker:
+        report = checker.check_file(str(workspace / "vector_add.py"))
+    src003 = [f for f in report.all_findings() if f.code == "SRC003"]
+    assert len(src003) == 1  # once, though the kernel is compiled for two targets
+    assert src003[0].line == 9 and "added n_elements" in src003[0].message and "removed n" in src003[0].message
+    (kr,) = report.kernels
+    assert {cs.spec.label for cs in kr.compiled} == {"hint line 7"}  # the capture is skipped; the hint is used
