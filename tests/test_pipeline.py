@@ -234,8 +234,8 @@ def test_cancel_drops_queued_jobs(tmp_path):
         import time
 
         time.sleep(3)  # let the slow one start (worker start + import)
-        assert service.cancel("doc") >= 1
-        assert f1.result(120).error.kind in ("Cancelled", "WorkerCrash")
+        assert service.cancel("doc", kill_after=0) >= 1
+        assert f1.result(120).error.kind == "Cancelled"
         assert f2.cancelled() or f2.result(120) is not None
 
 
@@ -288,8 +288,9 @@ def test_cli_sarif_and_usage_errors(capsys, tmp_path):
 
 
 def test_cli_check_examples_and_ir(capsys):
-    code, out, _ = run_cli(capsys, "check", EXAMPLES, "--target", "cuda:90")
-    assert code == 0, out
+    good = sorted(os.path.join(EXAMPLES, f) for f in os.listdir(EXAMPLES) if f.endswith(".py"))
+    code, out, _ = run_cli(capsys, "check", *good, "--target", "cuda:90")
+    assert code == 0, out  # the bundled good examples have nothing at warning level
     for name in ("add_kernel", "softmax_kernel", "layer_norm_fwd", "matmul_kernel", "attn_fwd"):
         assert f"::{name} [cuda:90" in out
     assert "regs" in out and "shared" in out

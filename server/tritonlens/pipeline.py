@@ -84,7 +84,7 @@ def read_source(path: str) -> tuple[str | None, str | None]:
         return None, f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); skipped"
 
 
-def _is_helper(kernel: KernelInfo, kernels: list[KernelInfo], text: str) -> bool:
+def is_device_helper(kernel: KernelInfo, kernels: list[KernelInfo], text: str) -> bool:
     """A @jit function that other kernels of the file call and that the file never launches (`name[grid](...)`) is
     a device helper: it is compiled inlined into its callers, not on its own."""
     called = any(kernel.func_name in k.helpers or kernel.name in k.helpers for k in kernels if k is not kernel)
@@ -166,6 +166,13 @@ class Checker:
         if self._own_service:
             self.service.shutdown()
 
+    def update_settings(self, new: Settings) -> None:
+        """Take new settings; a new worker count gets a new pool (the old one finishes its jobs in the background)."""
+        old, self.settings = self.settings, new
+        if self._own_service and old.max_workers != new.max_workers:
+            stale, self.service = self.service, CompileService(new.max_workers)
+            threading.Thread(target=stale.shutdown, daemon=True, name="tritonlens-pool-shutdown").start()
+
     def __enter__(self) -> "Checker":
         return self
 
@@ -211,7 +218,7 @@ class Checker:
         found = discover(path, text, root, target=targets[0])
         plan.report.findings.extend(found.errors)
         todo = [k for k in found.kernels
-                if (kernels is None or k.name in kernels) and not _is_helper(k, found.kernels, text)]
+                if (kernels is None or k.name in kernels) and not is_device_helper(k, found.kernels, text)]
         if not todo:
             return plan
         caps, cap_problems = captures_mod.load_captures(root, path, self.capture_file)

@@ -98,6 +98,7 @@ class CompileService:
         self._lock = threading.Lock()
         self._running: dict[int, tuple[CompileJob, _Worker]] = {}
         self._cancelled: set[int] = set()
+        self._started: dict[int, float] = {}
         self._closed = False
         self.restarts = 0
 
@@ -111,8 +112,10 @@ class CompileService:
         self._queue.put((job, fut))
         return fut
 
-    def cancel(self, group: str) -> int:
-        """Cancel queued jobs of a group and kill workers running one. Returns how many were stopped."""
+    def cancel(self, group: str, kill_after: float = 2.0) -> int:
+        """Cancel a group's jobs: queued ones never start; a running one resolves as Cancelled (its result is
+        dropped). Its worker is killed only when the job has run longer than `kill_after` seconds — restarting a
+        worker costs a triton import, more than letting a short compile finish unseen. Returns how many jobs were cancelled."""
         n = 0
         with self._lock:
             pending = []
@@ -128,10 +131,12 @@ class CompileService:
                     n += 1
                 else:
                     self._queue.put(item)
+            now = time.perf_counter()
             for job_id, (job, w) in list(self._running.items()):
                 if job.group == group:
                     self._cancelled.add(job_id)
-                    w.kill()
+                    if now - self._started.get(job_id, now) > kill_after:
+                        w.kill()
                     n += 1
         return n
 
@@ -178,9 +183,10 @@ class CompileService:
             w.kill()
 
     def _run(self, w: _Worker, job: CompileJob) -> Artifacts:
+        start = time.perf_counter()
         with self._lock:
             self._running[job.id] = (job, w)
-        start = time.perf_counter()
+            self._started[job.id] = start
         conn = w.conn
         try:
             conn.send(job.to_wire())
@@ -193,8 +199,11 @@ class CompileService:
                     return _failed(job, "Timeout", f"compile did not finish in {job.timeout:g} s; the worker was "
                                                    "stopped (raise tritonlens.compileTimeout if the kernel is big)")
                 try:
-                    if conn.poll(min(left, 0.5)):
-                        return conn.recv()
+                    if conn.poll(min(left, 0.2)):
+                        result = conn.recv()
+                        if job.id in self._cancelled:
+                            return _failed(job, "Cancelled", "compile cancelled by a newer request")
+                        return result
                 except (EOFError, OSError):
                     pass
                 if not w.alive:
@@ -209,6 +218,7 @@ class CompileService:
         finally:
             with self._lock:
                 self._running.pop(job.id, None)
+                self._started.pop(job.id, None)
                 self._cancelled.discard(job.id)
 
 

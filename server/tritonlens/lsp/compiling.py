@@ -152,7 +152,7 @@ class CompileScheduler:
 
     async def _compile(self, st: DocState, gen: int, group: str, progress: "_Progress") -> None:
         from ..discover import discover
-        from ..pipeline import _is_helper, find_workspace_root
+        from ..pipeline import is_device_helper, find_workspace_root
 
         server = self.server
         doc = server.workspace.get_text_document(st.uri)
@@ -163,7 +163,7 @@ class CompileScheduler:
             return
         infos = {k.name: k for k in found.kernels}
         changed = {n for n, k in infos.items() if st.keys.get(n) != kernel_key(k)}
-        to_compile = [n for n in changed if not _is_helper(infos[n], found.kernels, text)]
+        to_compile = [n for n in changed if not is_device_helper(infos[n], found.kernels, text)]
         checker = server.checker
         loop = asyncio.get_running_loop()
         done: list[str] = []

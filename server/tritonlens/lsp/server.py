@@ -48,13 +48,9 @@ class TritonLensServer(LanguageServer):
             self.log(f"{origin}: {problem}", types.MessageType.Warning)
         if new == self.settings:
             return False
-        old, self.settings = self.settings, new
+        self.settings = new
         if self._checker is not None:
-            if old.max_workers != new.max_workers:
-                stale, self._checker = self._checker, None
-                self.scheduler.run_in_thread(stale.close)
-            else:
-                self._checker.settings = new
+            self._checker.update_settings(new)
         return True
 
     def close(self) -> None:
