@@ -8,6 +8,7 @@ from lsprotocol import types
 
 from .hover import SHOW_IR
 from .irviews import STAGE_TITLES, SpecView, compiled_specs, fmt_bytes
+from .profiling import lens_for as profile_lens_for
 
 if TYPE_CHECKING:
     from ..model import KernelReport
@@ -56,6 +57,8 @@ def register(server: "TritonLensServer") -> None:
         for kr in sorted(st.kernels.values(), key=lambda k: k.kernel.decorator_line):
             try:
                 out.extend(lenses_for(st.uri, kr, ls.settings))
+                if (prof := profile_lens_for(ls, st.uri, kr)) is not None:
+                    out.append(prof)
             except Exception as exc:  # noqa: BLE001
                 ls.log(f"code lens failed on {kr.name}: {type(exc).__name__}: {exc}", types.MessageType.Error)
         return out

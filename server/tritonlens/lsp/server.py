@@ -79,10 +79,10 @@ class TritonLensServer(LanguageServer):
 
 def create_server() -> TritonLensServer:
     """A fresh server with every feature registered (tests make one each)."""
-    from . import actions, diagnostics, hover, ir_document, lens, lifecycle
+    from . import actions, diagnostics, hover, ir_document, lens, lifecycle, profiling
 
     server = TritonLensServer()
-    for module in (lifecycle, diagnostics, hover, lens, ir_document, actions):
+    for module in (lifecycle, diagnostics, hover, lens, ir_document, actions, profiling):
         module.register(server)
     return server
 
