@@ -54,6 +54,7 @@ class _PlannedKernel:
 @dataclass
 class _Plan:
     report: FileReport
+    text: str | None = None
     kernels: list[_PlannedKernel] = field(default_factory=list)
 
 
@@ -213,6 +214,7 @@ class Checker:
             if problem:
                 plan.report.problems.append(problem)
                 return plan
+        plan.text = text
         root = workspace_root or find_workspace_root(path)
         targets = self.targets()
         found = discover(path, text, root, target=targets[0])
@@ -254,21 +256,21 @@ class Checker:
                 continue
             for item in ready:
                 left.remove(item)
-                kr = self._kernel_report(item)
+                kr = self._kernel_report(item, plan.text)
                 done.append(kr)
                 if on_kernel is not None:
                     on_kernel(kr)
         plan.report.kernels = sorted(done, key=lambda kr: kr.kernel.def_line)
         return plan.report
 
-    def _kernel_report(self, item: "_PlannedKernel") -> KernelReport:
+    def _kernel_report(self, item: "_PlannedKernel", text: str | None) -> KernelReport:
         kr = KernelReport(item.kernel)
         for spec, job in item.jobs:
             try:
                 art = job.result() if isinstance(job, Future) else job
             except CancelledError:
                 art = None
-            kr.compiled.append(self._analyse(item.kernel, spec, art))
+            kr.compiled.append(self._analyse(item.kernel, spec, art, text))
         return finish_report(kr, item.findings, self.settings)
 
     # ------------------------------------------------------------------ steps
@@ -325,14 +327,14 @@ class Checker:
         fut.add_done_callback(store)
         return out
 
-    def _analyse(self, kernel: KernelInfo, spec: Spec, art: Artifacts | None) -> CompiledSpec:
+    def _analyse(self, kernel: KernelInfo, spec: Spec, art: Artifacts | None, text: str | None) -> CompiledSpec:
         cs = CompiledSpec(spec, art)
         if art is None:
             return cs
         if art.error is not None:
             cs.findings.append(error_finding(kernel, spec, art))
             return cs
-        ctx = CheckContext(kernel, spec, art, self.settings)
+        ctx = CheckContext(kernel, spec, art, self.settings, source=text)
         cs.metrics = compute_metrics(ctx)
         cs.findings.extend(run_checks(ctx, self.select))
         return cs

@@ -57,6 +57,7 @@ class CheckContext:
     spec: Spec
     artifacts: Artifacts
     settings: Settings
+    source: str | None = None  # the text compiled (an editor's unsaved buffer too): lets rules anchor on tokens
 
     @property
     def path(self) -> str:

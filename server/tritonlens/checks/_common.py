@@ -8,7 +8,6 @@ is its last positional argument (`tl.load(x_ptr + offsets, mask=mask)` gets the 
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -16,33 +15,12 @@ from ..model import Finding, Related
 
 # ---------------------------------------------------------------- source text
 
-_TEXT_CACHE: dict[str, tuple[tuple[int, int], str]] = {}
 
 
 def source_text(ctx) -> str | None:
-    """The kernel file's text. A context may carry the text it was compiled from (an editor's unsaved buffer);
-    otherwise the file is read (cached by mtime and size). Anchors are checked against the IR's own positions, so a
-    stale file only costs the finer anchor, never a wrong line."""
-    for attr in ("source", "text"):
-        text = getattr(ctx, attr, None)
-        if isinstance(text, str):
-            return text
-    text = ctx.artifacts.metadata.get("source") if isinstance(ctx.artifacts.metadata, dict) else None
-    if isinstance(text, str):
-        return text
-    path = ctx.kernel.path
-    try:
-        st = os.stat(path)
-        key = (st.st_mtime_ns, st.st_size)
-        hit = _TEXT_CACHE.get(path)
-        if hit and hit[0] == key:
-            return hit[1]
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-    _TEXT_CACHE[path] = (key, text)
-    return text
+    """The text the kernel was compiled from (the editor's buffer or the file), carried by the context. Anchors are
+    checked against the IR's own positions, so a missing text only costs the finer anchor, never a wrong line."""
+    return ctx.source
 
 
 @dataclass(frozen=True)
