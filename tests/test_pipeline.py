@@ -246,16 +246,19 @@ def run_cli(capsys, *argv):
     return code, out.out, out.err
 
 
+BAD_ARANGE = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr):
+    tl.store(x_ptr + tl.arange(0, 100), 1.0)
+'''
+
+
 def test_cli_json_is_the_documented_array(capsys, tmp_path):
-    path = write(tmp_path, "bad_arange.py", '''\
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr):
-            tl.store(x_ptr + tl.arange(0, 100), 1.0)
-        ''')
+    path = write(tmp_path, "bad_arange.py", BAD_ARANGE)
     code, out, _ = run_cli(capsys, "check", path, "--target", "cuda:90", "--format", "json")
     assert code == 1
     data = json.loads(out)
@@ -266,15 +269,7 @@ def test_cli_json_is_the_documented_array(capsys, tmp_path):
 
 
 def test_cli_sarif_and_usage_errors(capsys, tmp_path):
-    path = write(tmp_path, "bad_arange.py", '''\
-        import triton
-        import triton.language as tl
-
-
-        @triton.jit
-        def k(x_ptr):
-            tl.store(x_ptr + tl.arange(0, 100), 1.0)
-        ''')
+    path = write(tmp_path, "bad_arange.py", BAD_ARANGE)
     code, out, _ = run_cli(capsys, "check", path, "--target", "cuda:90", "--format", "sarif")
     sarif = json.loads(out)
     assert code == 1 and sarif["version"] == "2.1.0"
