@@ -19,12 +19,24 @@ _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.Diagnosti
              "info": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
 
 
-def finding_range(f: Finding) -> types.Range:
-    """Finding lines/columns are 1-based with an exclusive end column; LSP is 0-based, end exclusive."""
+def utf16_column(lines: list[str] | None, line: int, col: int) -> int:
+    """A 0-based UTF-8 byte offset (what Python's ast and Triton's locations count) -> LSP's UTF-16 code units."""
+    if not lines or not 0 <= line < len(lines):
+        return col
+    text = lines[line]
+    if text.isascii():
+        return col
+    prefix = text.encode("utf-8")[:col].decode("utf-8", errors="ignore")
+    return len(prefix.encode("utf-16-le")) // 2
+
+
+def finding_range(f: Finding, lines: list[str] | None = None) -> types.Range:
+    """Finding lines/columns are 1-based (columns in UTF-8 bytes, as ast and Triton count them) with an exclusive end
+    column; LSP is 0-based, end exclusive, in UTF-16 units — `lines` (the document's) lets non-ASCII lines convert."""
     line = max(f.line - 1, 0)
-    col = max(f.column - 1, 0)
     end_line = max((f.end_line or f.line) - 1, line)
-    end_col = max((f.end_column or f.column + 1) - 1, 0)
+    col = utf16_column(lines, line, max(f.column - 1, 0))
+    end_col = utf16_column(lines, end_line, max((f.end_column or f.column + 1) - 1, 0))
     if end_line == line and end_col <= col:
         end_col = col + 1
     return types.Range(types.Position(line, col), types.Position(end_line, end_col))
@@ -34,7 +46,7 @@ def jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def to_diagnostic(f: Finding) -> types.Diagnostic:
+def to_diagnostic(f: Finding, lines: list[str] | None = None) -> types.Diagnostic:
     from ..checks import RULES
 
     rule = RULES.get(f.code)
@@ -48,7 +60,7 @@ def to_diagnostic(f: Finding) -> types.Diagnostic:
         for r in f.related
     ]
     return types.Diagnostic(
-        range=finding_range(f),
+        range=finding_range(f, lines),
         message=f.message,
         severity=_SEVERITY.get(f.severity, types.DiagnosticSeverity.Information),
         code=f.code,
@@ -61,7 +73,8 @@ def to_diagnostic(f: Finding) -> types.Diagnostic:
 
 
 def diagnostics_for(st: "DocState") -> list[types.Diagnostic]:
-    out = [to_diagnostic(f) for f in st.findings() if same_file(f.path, st.path)]
+    lines = st.text.splitlines()
+    out = [to_diagnostic(f, lines) for f in st.findings() if same_file(f.path, st.path)]
     if st.crashed:
         out.append(types.Diagnostic(range=types.Range(types.Position(0, 0), types.Position(0, 1)),
                                     message=st.crashed, severity=types.DiagnosticSeverity.Warning, source=SOURCE))

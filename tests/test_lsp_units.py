@@ -1,5 +1,5 @@
-"""The "Profile this kernel" lens. Whether a GPU and ncu are present is the one thing that cannot exist here, so the
-lens function takes it as an argument; the kernel report comes from a real CPU compile."""
+"""LSP pieces tested without a client. The profile lens: a GPU and ncu cannot exist here, so whether they do is
+an argument of the lens function; the kernel report comes from a real CPU compile. Columns: UTF-8 -> UTF-16."""
 import os
 
 from tritonlens.lsp.profiling import PROFILE, profile_lens
@@ -30,3 +30,17 @@ def test_profile_lens_needs_gpu_and_a_replayable_capture(checker):
     assert profile_lens(uri, kr, [capture()], gpu_ready=False) is None
     assert profile_lens(uri, kr, [capture(launch=False)], gpu_ready=True) is None
     assert profile_lens(uri, kr, [], gpu_ready=True) is None
+
+
+def test_diagnostic_columns_are_utf16_on_non_ascii_lines():
+    from tritonlens.lsp.diagnostics import finding_range
+    from tritonlens.model import Finding
+
+    line = '    x = "π→∑𝄞"; y = tl.load(p)'
+    byte_col = line.encode().index(b"tl.load") + 1  # 1-based, UTF-8 bytes: what ast and Triton report
+    f = Finding("k.py", 1, byte_col, 1, byte_col + len("tl.load"), "PTX001", "warning", "m")
+    rng = finding_range(f, [line])
+    utf16 = line.encode("utf-16-le")
+    start = len(line[:line.index("tl.load")].encode("utf-16-le")) // 2
+    assert (rng.start.character, rng.end.character) == (start, start + len("tl.load"))
+    assert len(utf16) // 2 > len(line)  # the test line really has a surrogate pair
