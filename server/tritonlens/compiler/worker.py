@@ -7,6 +7,7 @@ pool.
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 import hashlib
 import linecache
 import os
@@ -29,7 +30,9 @@ _ENV = {
     "TRITON_ALWAYS_COMPILE": "1",
 }
 
-_modules: dict[str, types.ModuleType] = {}
+# Loaded user modules by (path, text). Bounded: a long editing session makes a new text at every save.
+_modules: "OrderedDict[str, types.ModuleType]" = OrderedDict()
+_MAX_MODULES = 32
 
 
 def _package_of(path: str) -> tuple[str | None, str]:
@@ -49,6 +52,7 @@ def load_module(path: str, text: str, workspace_root: str | None) -> types.Modul
     if workspace_root and _evict_changed_workspace_modules(workspace_root):
         _modules.clear()  # they may hold the old helper functions
     if key in _modules:
+        _modules.move_to_end(key)
         return _modules[key]
     package, import_root = _package_of(path)
     for extra in (workspace_root, import_root, os.path.dirname(os.path.abspath(path))):
@@ -68,6 +72,9 @@ def load_module(path: str, text: str, workspace_root: str | None) -> types.Modul
         sys.modules.pop(name, None)
         raise
     _modules[key] = module
+    while len(_modules) > _MAX_MODULES:
+        old_key, _ = _modules.popitem(last=False)
+        sys.modules.pop(f"__tritonlens_user__.m{old_key}", None)
     if workspace_root:
         _evict_changed_workspace_modules(workspace_root)  # records the mtimes of what this import pulled in
     return module
@@ -174,10 +181,8 @@ def _error_from_exception(exc: BaseException, jit_fn, path: str) -> CompileError
         end_col = None
         if getattr(node, "end_lineno", None) == node.lineno and getattr(node, "end_col_offset", None) is not None:
             end_col = node.end_col_offset + indent + 1
-        return CompileError(kind, _clean(msg) or kind, line, col, path, end_col)
-    if kind == "OutOfResources":
-        return CompileError(kind, str(exc), _def_line(jit_fn), None, path)
-    return CompileError(kind, _clean(f"{exc}") or kind, _def_line(jit_fn), None, path)
+        return CompileError(kind, msg.strip() or kind, line, col, path, end_col)
+    return CompileError(kind, str(exc).strip() or kind, _def_line(jit_fn), None, path)
 
 
 _MLIR_ERROR = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.M)
@@ -208,10 +213,6 @@ def _root_message(exc: BaseException) -> str:
     text = str(deepest)
     return f"{type(deepest).__name__}: {text}" if type(deepest).__name__ not in ("AssertionError", "ValueError") \
         or not text else text
-
-
-def _clean(msg: str) -> str:
-    return msg.strip()
 
 
 def _def_line(jit_fn) -> int | None:
@@ -259,10 +260,10 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     import triton
     from triton.compiler import ASTSource
 
-    signature, constexprs, attrs = spec_to_compile_args(spec, list(jit_fn.arg_names))
     options = dict(spec.options)
     box: dict[str, str] = {}
     try:
+        signature, constexprs, attrs = spec_to_compile_args(spec, list(jit_fn.arg_names))
         with captured_output() as box:
             kernel = triton.compile(ASTSource(jit_fn, signature, constexprs, attrs), target=gpu_target(target),
                                     options=options)
