@@ -316,3 +316,10 @@ def test_change_in_imported_workspace_helper_recompiles(checker, tmp_path):
     second = only_compiled(checker.check_file(path), "k").compiled[0].artifacts
     assert not second.cached
     assert "9.000000e+00" in second.asm["ttir"] and "7.000000e+00" not in second.asm["ttir"]
+
+
+def test_cli_explain(capsys):
+    code, out, _ = run_cli(capsys, "explain", "ptx001")
+    assert code == 0 and out.startswith("# PTX001") and "fix" in out.lower()
+    code, _, err = run_cli(capsys, "explain", "NOPE042")
+    assert code == 2 and "unknown code NOPE042" in err and "PTX001" in err
