@@ -117,3 +117,9 @@ def test_hash_changes_with_helper_and_hint_but_not_elsewhere():
     assert discover("a.py", src.replace("y = 1", "y = 2")).kernels[0].source_hash == base
     assert discover("a.py", src.replace("return x", "return x + 1")).kernels[0].source_hash != base
     assert discover("a.py", src.replace("B=64", "B=128")).kernels[0].source_hash != base
+
+
+def test_heuristics_wrapped_around_an_already_jitted_name():
+    kernels = found("rewrapped.py")
+    assert set(kernels) == {"_scale"}
+    assert kernels["_scale"].heuristics == {"EVEN": 'lambda args: args["n"] % args["BLOCK"] == 0'}

@@ -224,6 +224,8 @@ def discover(path: str, text: str, workspace_root: str | None = None, target: st
     lines = text.splitlines()
     for stmt in tree.body:
         try:
+            if _rewrap(scope, stmt, result.kernels, target):
+                continue
             result.kernels.extend(_kernels_of_stmt(scope, stmt, lines, target))
         except Exception as exc:  # a discovery bug must not hide the rest of the file
             result.errors.append(Finding(path, stmt.lineno, stmt.col_offset + 1, stmt.lineno, stmt.col_offset + 2,
@@ -252,6 +254,33 @@ def _kernels_of_stmt(scope: ModuleScope, stmt: ast.stmt, lines: list[str], targe
         k = _from_call(scope, stmt, lines, target)
         return [k] if k else []
     return []
+
+
+def _rewrap(scope: ModuleScope, stmt: ast.stmt, found: list[KernelInfo], target: str) -> bool:
+    """`k = triton.heuristics({...})(k)` / `k = triton.autotune(...)(k)` on a kernel bound earlier in the file: the
+    wrappers belong to that kernel (the module's `k` is the wrapped one from here on)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    wrappers: list[tuple[str, ast.expr]] = []
+    node: ast.expr = stmt.value
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and len(node.args) == 1:
+        kind = _kind(scope, node.func)
+        if kind not in (AUTOTUNE, HEURISTICS):
+            return False
+        wrappers.append((kind, node.func))
+        node = node.args[0]
+    if not wrappers or not isinstance(node, ast.Name):
+        return False
+    k = next((k for k in reversed(found) if k.name == node.id and k.class_name is None), None)
+    if k is None:
+        return False
+    if k.name != stmt.targets[0].id:
+        return False  # a second, differently named kernel object; its specs would need their own entry
+    _apply_wrappers(scope, k, wrappers, target)
+    fn = scope.defs.get(k.func_name)
+    if isinstance(fn, ast.FunctionDef):
+        k.source_hash = _hash(scope, fn, k)
+    return True
 
 
 def _kind(scope: ModuleScope, deco: ast.expr) -> str | None:
@@ -324,6 +353,15 @@ def _build(scope: ModuleScope, fn: ast.FunctionDef, name: str, qualname: str, cl
                     k.do_not_specialize = names
                 else:
                     k.do_not_specialize_on_alignment = names
+    _apply_wrappers(scope, k, wrappers, target)
+    k.hints = hint_lines_above(lines, first_line, [p.name for p in params], k.constexpr_names)
+    k.helpers = _helpers(scope, fn)
+    k.source_hash = _hash(scope, fn, k)
+    return k
+
+
+def _apply_wrappers(scope: ModuleScope, k: KernelInfo, wrappers: list[tuple[str, ast.expr]], target: str) -> None:
+    """Record what `@triton.autotune(...)` / `@triton.heuristics(...)` (as decorators or calls) add to a kernel."""
     for kind, deco in wrappers:
         if not isinstance(deco, ast.Call):
             continue
@@ -343,10 +381,6 @@ def _build(scope: ModuleScope, fn: ast.FunctionDef, name: str, qualname: str, cl
                 for key_node, val in zip(values.keys, values.values):
                     if isinstance(key_node, ast.Constant) and isinstance(key_node.value, str):
                         k.heuristics[key_node.value] = scope.segment(val)
-    k.hints = hint_lines_above(lines, first_line, [p.name for p in params], k.constexpr_names)
-    k.helpers = _helpers(scope, fn)
-    k.source_hash = _hash(scope, fn, k)
-    return k
 
 
 def _arg(call: ast.Call, name: str, index: int) -> ast.expr | None:
