@@ -119,6 +119,16 @@ def test_hash_changes_with_helper_and_hint_but_not_elsewhere():
     assert discover("a.py", src.replace("B=64", "B=128")).kernels[0].source_hash != base
 
 
+def test_absolute_import_from_the_package_root_in_a_src_layout():
+    # The workspace root (no src/ on it) does not hold `kpkg`; the folder above the file's top package does.
+    root = os.path.join(DATA, "srclayout")
+    path = os.path.join(root, "src", "kpkg", "ops", "copy.py")
+    with open(path, encoding="utf-8") as fh:
+        result = discover(path, fh.read(), workspace_root=root)
+    assert [k.name for k in result.kernels] == ["copy_kernel"]
+    assert result.kernels[0].constexpr_names == ["BLOCK"]
+
+
 def test_heuristics_wrapped_around_an_already_jitted_name():
     kernels = found("rewrapped.py")
     assert set(kernels) == {"_scale"}

@@ -133,6 +133,13 @@ class ModuleScope:
             bases.append(here)
             if self.workspace_root:
                 bases.append(os.path.abspath(self.workspace_root))
+            # The folder above this file's top package: what `import pkg.mod` finds when the package is installed
+            # (a src/ layout, or a workspace root with no marker file).
+            package_root = here
+            while os.path.isfile(os.path.join(package_root, "__init__.py")):
+                package_root = os.path.dirname(package_root)
+            if package_root not in bases:
+                bases.append(package_root)
         for base in bases:
             cand = os.path.join(base, *parts)
             for f in (cand + ".py", os.path.join(cand, "__init__.py")):
