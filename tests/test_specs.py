@@ -206,3 +206,17 @@ def test_spec_compiles_to_what_its_assumptions_say(add_kernel_fn):
     assert "n_elements" not in unaligned.attrs
     ptx = _ptx(add_kernel_fn, unaligned, k)
     assert "ld.global.b32" in ptx and "ld.global.v4.b32" not in ptx
+
+
+def test_launch_sites_through_aliases_branches_and_unpacked_settings():
+    path = os.path.join(DATA, "launch_forms.py")
+    files = {path: open(path, encoding="utf-8").read()}
+    norm = find_launches("norm_fwd", files)
+    shifted = find_launches("shifted_fwd", files)
+    assert [s.line for s in norm] == [29, 36, 40] and [s.line for s in shifted] == [29, 42]
+    specs, findings = build_specs(kernel_of(files[path], "norm_fwd", path=path), "cuda:90", launches=norm)
+    assert all(s.missing == ["BLOCK"] for s in specs)  # never the module's BLOCK = 32: a parameter shadows it
+    (f,) = findings
+    assert f.data["candidates"] == ["settings(n)[0]", "triton.next_power_of_2(n)", "BLOCK"]
+    _, (g,) = build_specs(kernel_of(files[path], "shifted_fwd", path=path), "cuda:90", launches=shifted)
+    assert g.data["candidates"] == ["settings(n)[0]", "BLOCK"]  # the loop variable, not 32

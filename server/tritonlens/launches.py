@@ -63,25 +63,62 @@ class _Finder(ast.NodeVisitor):
         self.path, self.text, self.name, self.out = path, text, name, out
         self.envs = [module_env]
         self.texts: list[dict[str, str]] = [{}]
+        self.aliases: list[set[str]] = [set()]
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self.envs.append(_constants(node.body, self.envs[-1]))
+        a = node.args
+        params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | \
+            {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+        outer = {k: v for k, v in self.envs[-1].items() if k not in params}  # a parameter shadows a module constant
+        self.envs.append(_constants(node.body, outer))
         self.texts.append(self._assigned_texts(node.body))
+        self.aliases.append(self._aliases(node.body))
         self.generic_visit(node)
         self.envs.pop()
         self.texts.pop()
+        self.aliases.pop()
 
     def _assigned_texts(self, body: list[ast.stmt]) -> dict[str, str]:
-        """Single assignments as text: `block = triton.next_power_of_2(n)` -> {"block": "triton.next_power_of_2(n)"}."""
+        """Single assignments as text: `block = triton.next_power_of_2(n)` -> {"block": "triton.next_power_of_2(n)"};
+        one element of an unpacked call: `block, warps = settings(n)` -> {"block": "settings(n)[0]", ...}."""
         texts: dict[str, str] = {}
         twice: set[str] = set()
-        for stmt in body:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                name = stmt.targets[0].id
+        for stmt in _statements(body):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                continue
+            target = stmt.targets[0]
+            value = ast.get_source_segment(self.text, stmt.value) or ""
+            if isinstance(target, ast.Name):
+                pairs = [(target.id, value or target.id)]
+            elif isinstance(target, (ast.Tuple, ast.List)) and not isinstance(stmt.value, (ast.Tuple, ast.List)):
+                pairs = [(t.id, f"{value}[{i}]") for i, t in enumerate(target.elts) if isinstance(t, ast.Name)] \
+                    if value and not any(isinstance(t, ast.Starred) for t in target.elts) else []
+            elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)) \
+                    and len(target.elts) == len(stmt.value.elts):
+                pairs = [(t.id, ast.get_source_segment(self.text, v) or t.id)
+                         for t, v in zip(target.elts, stmt.value.elts) if isinstance(t, ast.Name)]
+            else:
+                pairs = []
+            for name, text in pairs:
                 if name in texts:
                     twice.add(name)
-                texts[name] = ast.get_source_segment(self.text, stmt.value) or name
+                texts[name] = text
         return {k: v for k, v in texts.items() if k not in twice}
+
+    def _aliases(self, body: list[ast.stmt]) -> set[str]:
+        """Local names bound to the kernel: `fn = kernel`, `fn = other if c else kernel` (then `fn[grid](...)`)."""
+        out = set(self.aliases[-1])
+        for stmt in _statements(body):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and self._names_kernel(stmt.value, out):
+                out.add(stmt.targets[0].id)
+        return out
+
+    def _names_kernel(self, node: ast.expr, aliases: set[str]) -> bool:
+        if isinstance(node, ast.IfExp):
+            return self._names_kernel(node.body, aliases) or self._names_kernel(node.orelse, aliases)
+        tail = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        return tail == self.name or (isinstance(node, ast.Name) and node.id in aliases)
 
     def _text(self, node: ast.expr) -> str:
         if isinstance(node, ast.Name) and node.id in self.texts[-1]:
@@ -96,7 +133,7 @@ class _Finder(ast.NodeVisitor):
             target = f.value
             tail = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) \
                 else None
-            if tail == self.name:
+            if tail == self.name or (isinstance(target, ast.Name) and target.id in self.aliases[-1]):
                 env = self.envs[-1]
                 site = LaunchSite(self.path, node.lineno, node.col_offset + 1)
                 for a in node.args:
@@ -114,13 +151,15 @@ def _constants(body: list[ast.stmt], outer: dict[str, Any]) -> dict[str, Any]:
     """Names assigned exactly once in a block to something that evaluates to a constant."""
     env = dict(outer)
     counts: dict[str, int] = {}
+    bound: set[str] = set()
     for stmt in body:
         for node in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) else ():
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 counts[node.id] = counts.get(node.id, 0) + 1
-    for stmt in body:
+    for stmt in _statements(body):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
+            bound.add(name)
             if counts.get(name) == 1:
                 value = evaluate(stmt.value, env)
                 if value is not _UNKNOWN:
@@ -128,13 +167,26 @@ def _constants(body: list[ast.stmt], outer: dict[str, Any]) -> dict[str, Any]:
                 else:
                     env.pop(name, None)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            bound.add(stmt.target.id)
             value = evaluate(stmt.value, env)
             if value is not _UNKNOWN and counts.get(stmt.target.id) == 1:
                 env[stmt.target.id] = value
     for name, n in counts.items():
-        if n > 1:
+        if n > 1 or name not in bound:  # rebound, or bound by a loop / with / unpacking: not this constant
             env.pop(name, None)
     return env
+
+
+def _statements(body: list[ast.stmt]):
+    """The statements of a block and of the blocks nested in it (if/for/while/with/try), not of nested defs."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field_name in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(stmt, field_name, None) or [])
+        for handler in getattr(stmt, "handlers", None) or []:
+            yield from _statements(handler.body)
 
 
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
