@@ -94,6 +94,30 @@ def test_helper_in_same_file_is_inlined_not_compiled_alone(checker):
     assert all(cs.artifacts.ok for cs in kr.compiled)
 
 
+def test_jit_function_that_returns_a_value_is_a_helper_even_when_unused(checker, tmp_path):
+    # A library of device functions (or one a kernel no longer calls): a kernel cannot return a value, so compiling
+    # it alone would only report the compiler's refusal on the `return` line.
+    path = write(tmp_path, "device_lib.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def leaky(x):
+            return tl.where(x >= 0, x, 0.01 * x)
+
+
+        # tritonlens: BLOCK=64
+        @triton.jit
+        def relu_kernel(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.maximum(tl.load(x_ptr + offs), 0.0))
+        ''')
+    report = checker.check_file(path)
+    assert [k.name for k in report.kernels] == ["relu_kernel"]
+    assert report.all_findings() == [] or all(f.code != "SRC001" for f in report.all_findings())
+
+
 def test_definitions_mode_runs_no_top_level_code(checker, tmp_path):
     marker = tmp_path / "ran.txt"
     path = write(tmp_path, "side_effects.py", f'''\

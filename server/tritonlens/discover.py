@@ -361,6 +361,7 @@ def _build(scope: ModuleScope, fn: ast.FunctionDef, name: str, qualname: str, cl
                 else:
                     k.do_not_specialize_on_alignment = names
     _apply_wrappers(scope, k, wrappers, target)
+    k.returns_value = _returns_value(fn)
     k.hints = hint_lines_above(lines, first_line, [p.name for p in params], k.constexpr_names)
     k.helpers = _helpers(scope, fn)
     k.source_hash = _hash(scope, fn, k)
@@ -388,6 +389,20 @@ def _apply_wrappers(scope: ModuleScope, k: KernelInfo, wrappers: list[tuple[str,
                 for key_node, val in zip(values.keys, values.values):
                     if isinstance(key_node, ast.Constant) and isinstance(key_node.value, str):
                         k.heuristics[key_node.value] = scope.segment(val)
+
+
+def _returns_value(fn: ast.FunctionDef) -> bool:
+    """Whether the function's own body (not nested defs or lambdas) has `return <value>`."""
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None):
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _arg(call: ast.Call, name: str, index: int) -> ast.expr | None:

@@ -85,6 +85,7 @@ class KernelInfo:
     do_not_specialize_on_alignment: list[str] = field(default_factory=list)
     autotune_key: list[str] = field(default_factory=list)
     helpers: list[str] = field(default_factory=list)  # same-file functions called (transitively), workspace modules
+    returns_value: bool = False  # `return <value>` in its body: a device function, never launched from the host
 
     @property
     def constexpr_names(self) -> list[str]:

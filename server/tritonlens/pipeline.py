@@ -86,10 +86,13 @@ def read_source(path: str) -> tuple[str | None, str | None]:
 
 
 def is_device_helper(kernel: KernelInfo, kernels: list[KernelInfo], text: str) -> bool:
-    """A @jit function that other kernels of the file call and that the file never launches (`name[grid](...)`) is
-    a device helper: it is compiled inlined into its callers, not on its own."""
-    called = any(kernel.func_name in k.helpers or kernel.name in k.helpers for k in kernels if k is not kernel)
-    return called and f"{kernel.name}[" not in text
+    """A @jit function that the file never launches (`name[grid](...)`) and that other kernels of the file call, or
+    that returns a value (a kernel cannot), is a device helper: it is compiled inlined into its callers, not on its
+    own."""
+    if f"{kernel.name}[" in text:
+        return False
+    return kernel.returns_value or any(kernel.func_name in k.helpers or kernel.name in k.helpers
+                                       for k in kernels if k is not kernel)
 
 
 def _workspace_deps_digest(kernel: KernelInfo, path: str, root: str) -> str:
