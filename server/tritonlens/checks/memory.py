@@ -96,6 +96,65 @@ def _unaligned_params(ctx, names: set[str]) -> tuple[list[str], list[str]]:
     return ptrs, ints
 
 
+def _layout_fields(text: str) -> dict[str, str]:
+    """`#ttg.swizzled_shared<{vec = 8, perPhase = 1, order = [1, 0]}>` -> {"vec": "8", "order": "[1, 0]", ...}."""
+    from ..ir.mlir import split_top
+
+    a, b = text.find("{"), text.rfind("}")
+    if a < 0 or b < a:
+        return {}
+    out = {}
+    for part in split_top(text[a + 1 : b], ","):
+        key, eq, value = part.partition("=")
+        if eq:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _fastest_dim(fields: dict[str, str], rank: int) -> int | None:
+    order = fields.get("order", "").strip("[] ")
+    if order:
+        first = order.split(",")[0].strip()
+        return int(first) if first.isdigit() else None
+    if "transposed" in fields:  # nvmma_shared: row-major unless transposed
+        return rank - 2 if fields["transposed"] == "true" else rank - 1
+    return None
+
+
+def _shared_layout_cause(ctx, acc: _Access) -> str | None:
+    """Why an async copy into shared memory (cp.async) is narrow when the global side is not to blame: the shared
+    layout the consumer (a dot operand) needs is transposed relative to the global rows, or its swizzle vector is
+    shorter than 128 bits. None when the shared layout allows full-width copies."""
+    from ..ir.mlir import layout_of, split_top
+
+    op = acc.ops[0]
+    if not op.name.endswith("_to_local") or not op.operand_types or not op.result_type:
+        return None
+    dst = op.result_type.strip().lstrip("!ttg.memdesc").strip("<>")
+    parts = split_top(dst, ",")
+    shared = next((p.strip() for p in parts[1:] if p.strip().startswith("#")), None)
+    src = layout_of(op.operand_types[0])
+    if not shared or not src:
+        return None
+    layouts = ctx.ttgir.layouts
+    sh, bl = _layout_fields(layouts.get(shared, shared)), _layout_fields(layouts.get(src, src))
+    sd = tensor_shape_dtype(op.operand_types[0])
+    rank = len(sd[0]) if sd else 2
+    sh_fast, bl_fast = _fastest_dim(sh, rank), _fastest_dim(bl, rank)
+    if sh_fast is not None and bl_fast is not None and sh_fast != bl_fast:
+        return (f"the shared-memory layout this tile is copied into ({shared}) is contiguous along dim {sh_fast} "
+                f"while the global rows are contiguous along dim {bl_fast}, so each cp.async moves one element — "
+                f"the dot needs this operand K-major: store it transposed in global memory (load it K-contiguous "
+                f"and pass tl.trans(...) to tl.dot)")
+    vec = sh.get("vec", "")
+    if vec.isdigit() and int(vec) * acc.elem_bits < _FULL_BITS:
+        bits = int(vec) * acc.elem_bits
+        return (f"the shared-memory layout this tile is copied into ({shared}, swizzle vec = {vec} × {acc.elem}) "
+                f"caps each cp.async at {bits} bits — the dot operand's layout, not the global addresses; storing "
+                f"the operand K-major in global memory usually lifts it")
+    return None
+
+
 def _cause(ctx, site, acc: _Access, remark, store: bool) -> tuple[str, list[str], str]:
     """(cause, params, explanation)."""
     idx = source_index(ctx)
@@ -124,6 +183,10 @@ def _cause(ctx, site, acc: _Access, remark, store: bool) -> tuple[str, list[str]
         params = bad_mask_ints
         return "mask", params, (f"the mask is not known aligned — {_join(params)} "
                                 f"{'is' if len(params) == 1 else 'are'} not known to be a multiple of 16")
+    if remark is None:
+        shared_why = _shared_layout_cause(ctx, acc)
+        if shared_why is not None:
+            return "shared-layout", [], shared_why
     if (origin is None or origin < full_vec) and (bad_ptrs or bad_ptr_ints):
         params = bad_ptrs + bad_ptr_ints
         parts = []
@@ -181,6 +244,10 @@ def _narrow(ctx, store: bool, code: str):
         cause, params, why = _cause(ctx, site, acc, remark, store)
         main_bits = max(narrow, key=lambda b: narrow[b])
         total = sum(widths.values())
+        # software pipelining copies the op (prologue + loop body): count per copy, as each thread runs it
+        copies = len(acc.ops)
+        per_copy = total // copies if copies > 1 and total % copies == 0 else total
+        copies_text = f" in each of {copies} pipelined copies" if per_copy != total else ""
         opcodes = Counter(op for _, op, bits in instrs if bits < _FULL_BITS)
         shown = ", ".join(f"{op} ×{n}" for op, n in opcodes.most_common(3))
         fell = ""
@@ -191,7 +258,9 @@ def _narrow(ctx, store: bool, code: str):
             fell = f"vectorization is {remark['vec']} (of {full_vec} possible) because "
         else:
             fell = "not vectorized because "
-        message = (f"{verb} are {main_bits}-bit ({total} per thread, {full} of 128-bit: {shown}) for "
+        full = full // copies if per_copy != total else full
+        shown = ", ".join(f"{op} ×{n // copies if per_copy != total else n}" for op, n in opcodes.most_common(3))
+        message = (f"{verb} are {main_bits}-bit ({per_copy} per thread{copies_text}, {full} of 128-bit: {shown}) for "
                    f"{acc.per_thread} × {acc.elem} per thread: {fell}{why}")
         seen: set[int] = set()
         rel = []
@@ -201,6 +270,7 @@ def _narrow(ctx, store: bool, code: str):
                 rel.append(related(ctx, stage, ir_line, f"{opcode} ({bits}-bit)"))
         data = {"cause": cause, "params": params, "widths": {str(b): n for b, n in sorted(widths.items())},
                 "elems_per_thread": acc.per_thread, "elem_type": acc.elem, "elem_bits": acc.elem_bits,
+                "copies": copies,
                 "vec": remark.get("vec") if remark else None,
                 "origin_vec": remark.get("origin_vec") if remark else None,
                 "merge_key": f"{code}:{cause}:{','.join(params)}"}

@@ -1,0 +1,87 @@
+"""Rules on small kernels in the styles of LLM training / inference code (matmul operands, strided loads, persistent
+tiles), compiled for real here: each test asserts a finding's code, line and cause, or its absence, on the variant
+that fixes it."""
+import textwrap
+
+import pytest
+
+from tritonlens.pipeline import Checker
+from tritonlens.settings import Settings
+
+HEAD = "import triton\nimport triton.language as tl\n\n\n"
+
+
+@pytest.fixture(scope="module")
+def checkers():
+    made: dict[str, Checker] = {}
+
+    def get(target: str) -> Checker:
+        if target not in made:
+            made[target] = Checker(Settings(target=target, max_workers=2))
+        return made[target]
+
+    yield get
+    for c in made.values():
+        c.close()
+
+
+def check(checker, tmp_path, name: str, body: str, code: str | None = None):
+    path = tmp_path / name
+    path.write_text(HEAD + textwrap.dedent(body))
+    report = checker.check_file(str(path))
+    assert not report.problems, report.problems
+    found = report.all_findings()
+    assert not [f for f in found if f.code == "SRC001"], [f.message for f in found if f.code == "SRC001"]
+    return [f for f in found if code is None or f.code == code]
+
+
+# ---------------------------------------------------------------- PTX001: dot operands copied with cp.async
+_TF32_DOT = """\
+    # tritonlens: a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32, K=i32%16, BM=64, BN=64, BK=32, num_warps=4, num_stages=3
+    @triton.jit
+    def tf32_dot(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        rm = tl.program_id(0) * BM + tl.arange(0, BM)
+        rn = tl.program_id(1) * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+            b = tl.load(B_LOAD)
+            acc = tl.dot(a, B_OPERAND, acc, input_precision="tf32")
+        tl.store(c_ptr + rm[:, None] * 1024 + rn[None, :], acc)
+"""
+_N_MAJOR = ("b_ptr + (k + rk)[:, None] * 1024 + rn[None, :]", "b")
+_K_MAJOR = ("b_ptr + rn[:, None] * K + (k + rk)[None, :]", "tl.trans(b)")
+
+
+def _tf32(major):
+    return _TF32_DOT.replace("B_LOAD", major[0]).replace("B_OPERAND", major[1])
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "cuda:100"])
+def test_cp_async_narrowed_by_a_transposed_shared_layout(checkers, tmp_path, target):
+    # wgmma / tcgen05 take tf32 B K-major: Triton copies an N-contiguous B into a transposed shared tile one
+    # element per cp.async. The global addresses are contiguous, so "contiguity" would send the user the wrong way.
+    c = checkers(target)
+    loads = check(c, tmp_path, "tf32_n.py", _tf32(_N_MAJOR), "PTX001")
+    assert [f.line for f in loads] == [14]  # `b = tl.load(...)`, not the K-contiguous A on line 13
+    f = loads[0]
+    assert f.column == 13 and f.data["cause"] == "shared-layout"
+    assert "shared-memory layout" in f.message and "tl.trans" in f.message
+    # counted per thread per pipelined copy (prologue copies + the loop's), not summed over the copies
+    copies = f.data["copies"]
+    assert copies >= 3 and f"(16 per thread in each of {copies} pipelined copies" in f.message
+    assert not check(c, tmp_path, "tf32_k.py", _tf32(_K_MAJOR), "PTX001")
+
+
+def test_cp_async_capped_by_shared_swizzle_vector(checkers, tmp_path):
+    # sm_120 has no wgmma: an int8 mma.sync B operand gets a swizzled tile with vec = 8 bytes -> 64-bit cp.async
+    body = _tf32(_N_MAJOR).replace("*fp32", "*i8").replace("c_ptr=*i8", "c_ptr=*i32").replace(
+        "BK=32", "BK=64").replace("BM=64, BN=64", "BM=128, BN=128").replace(
+        'input_precision="tf32"', "out_dtype=tl.int32").replace("dtype=tl.float32", "dtype=tl.int32")
+    c = checkers("cuda:120")
+    loads = check(c, tmp_path, "i8_n.py", body, "PTX001")
+    assert [f.line for f in loads] == [14] and loads[0].data["cause"] == "shared-layout"
+    assert "swizzle vec = 8" in loads[0].message and "64 bits" in loads[0].message
+    fixed = body.replace(*[_N_MAJOR[0], _K_MAJOR[0]]).replace("acc = tl.dot(a, b,", "acc = tl.dot(a, tl.trans(b),")
+    assert not check(c, tmp_path, "i8_k.py", fixed, "PTX001")
