@@ -347,3 +347,29 @@ def test_cli_explain(capsys):
     assert code == 0 and out.startswith("# PTX001") and "fix" in out.lower()
     code, _, err = run_cli(capsys, "explain", "NOPE042")
     assert code == 2 and "unknown code NOPE042" in err and "PTX001" in err
+
+
+def test_pointers_whose_values_index_or_bound_loops_are_assumed_int(checker, tmp_path):
+    """A block table / cu_seqlens pointer holds ints in a real launch: assuming *fp32 would fail a correct kernel."""
+    path = write(tmp_path, "gather.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def gather_rows(out_ptr, src_ptr, idx_ptr, cu_ptr, stride, BLOCK: tl.constexpr = 128):
+            seq = tl.program_id(0)
+            start = tl.load(cu_ptr + seq)
+            end = tl.load(cu_ptr + seq + 1)
+            cols = tl.arange(0, BLOCK)
+            for i in range(start, end):
+                row = tl.load(idx_ptr + i)
+                x = tl.load(src_ptr + row * stride + cols)
+                tl.store(out_ptr + i * stride + cols, x)
+        ''')
+    kr = only_compiled(checker.check_file(path), "gather_rows")
+    cs = kr.compiled[0]
+    assert cs.artifacts.ok, cs.artifacts.error
+    sig = cs.spec.signature
+    assert (sig["idx_ptr"], sig["cu_ptr"], sig["src_ptr"], sig["out_ptr"]) == ("*i32", "*i32", "*fp32", "*fp32")
+    assert "integers" in cs.spec.origins["idx_ptr"]

@@ -436,6 +436,8 @@ def _params(scope: ModuleScope, fn: ast.FunctionDef) -> list[Param]:
         if d is not None:
             defaults[arg.arg] = d
     pointers = _pointer_params(scope, fn)
+    int_pointees = _int_pointee_params(scope, fn, pointers | {n for n in (a.arg for a in positional + a.kwonlyargs)
+                                                                if n.lower().endswith("ptr")})
     params = []
     for i, arg in enumerate(positional + a.kwonlyargs):
         ann = scope.segment(arg.annotation) if arg.annotation is not None else None
@@ -454,6 +456,8 @@ def _params(scope: ModuleScope, fn: ast.FunctionDef) -> list[Param]:
         if p.is_pointer is None and not p.is_constexpr:
             if arg.arg in pointers or arg.arg.lower().endswith("ptr"):
                 p.is_pointer = True
+        if p.is_pointer and arg.arg in int_pointees:
+            p.pointee = "i32"
         params.append(p)
     return params
 
@@ -510,6 +514,53 @@ def _pointer_params(scope: ModuleScope, fn: ast.FunctionDef) -> set[str]:
 
     for b in bases:
         trace(b)
+    return found
+
+
+def _int_pointee_params(scope: ModuleScope, fn: ast.FunctionDef, pointers: set[str]) -> set[str]:
+    """Pointer params whose loaded values the kernel uses as integers: as offsets of another access
+    (`tl.load(kv_ptr + tl.load(block_table_ptr + i) * stride)`) or as loop bounds (`range(tl.load(cu_ptr + 1))`).
+    A torch launch would pass an int tensor there; assuming `*fp32` would make a correct kernel fail to compile."""
+    def is_load(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and (scope.resolve(node.func) or "") == "triton.language.load"
+
+    def pointer_of(call: ast.Call) -> set[str]:
+        base = _arg(call, "pointer", 0)
+        return {n.id for n in ast.walk(base) if isinstance(n, ast.Name) and n.id in pointers} if base else set()
+
+    loaded: dict[str, set[str]] = {}  # local name -> pointer params it was loaded from
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+                value = value.func.value  # tl.load(...).to(tl.int64)
+            if is_load(value):
+                loaded.setdefault(node.targets[0].id, set()).update(pointer_of(value))
+
+    found: set[str] = set()
+
+    def mark_integer_uses(expr: ast.AST, skip: ast.AST | None = None) -> None:
+        for sub in ast.walk(expr):
+            if sub is skip:
+                continue
+            if isinstance(sub, ast.Name) and sub.id in loaded:
+                found.update(loaded[sub.id])
+            elif is_load(sub) and sub is not expr:
+                found.update(pointer_of(sub))
+
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        name = scope.resolve(node.func) or (node.func.id if isinstance(node.func, ast.Name) else "")
+        if name in ("range", "builtins.range", "triton.language.range", "triton.language.static_range"):
+            for a in node.args:
+                mark_integer_uses(a)
+                if is_load(a):
+                    found.update(pointer_of(a))
+        elif name in ("triton.language.load", "triton.language.store", "triton.language.atomic_add"):
+            base = _arg(node, "pointer", 0)
+            if base is not None:
+                mark_integer_uses(base)
     return found
 
 

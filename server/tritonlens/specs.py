@@ -196,7 +196,9 @@ def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] |
                 continue
         if not p.is_constexpr:
             if p.is_pointer:
-                values[p.name] = _Value("type", ASSUMED, type="*fp32",
+                pointee = p.pointee or "fp32"
+                origin = ASSUMED if p.pointee is None else f"{ASSUMED}; its values are used as integers"
+                values[p.name] = _Value("type", origin, type=f"*{pointee}",
                                         divisibility=None if _no_align(kernel, p) else 16)
             else:
                 values[p.name] = _Value("type", ASSUMED, type="i32")
