@@ -220,3 +220,16 @@ def test_launch_sites_through_aliases_branches_and_unpacked_settings():
     assert f.data["candidates"] == ["settings(n)[0]", "triton.next_power_of_2(n)", "BLOCK"]
     _, (g,) = build_specs(kernel_of(files[path], "shifted_fwd", path=path), "cuda:90", launches=shifted)
     assert g.data["candidates"] == ["settings(n)[0]", "BLOCK"]  # the loop variable, not 32
+
+
+def test_configs_from_an_imported_module_say_why_they_are_not_evaluated():
+    from tritonlens.discover import discover
+
+    src = (
+        "import triton\nimport triton.language as tl\nfrom flag_runtime import runtime\n\n\n"
+        "@triton.autotune(configs=runtime.get_tuned_config('rms'), key=['n'])\n@triton.jit\n"
+        "def k(x_ptr, n, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n"
+    )
+    [kernel] = discover("/ws/k.py", src).kernels
+    assert kernel.autotune_configs is None
+    assert "imported from flag_runtime.runtime" in kernel.autotune_error and "does not run" in kernel.autotune_error

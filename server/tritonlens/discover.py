@@ -645,6 +645,12 @@ def evaluate_configs(scope: ModuleScope, expr: ast.expr, target: str) -> tuple[l
         configs = list(value)
     except SandboxError as exc:
         return None, str(exc)
+    except NameError as exc:
+        name = getattr(exc, "name", None)
+        if name in scope.imports:
+            return None, (f"configs= calls into `{name}` (imported from {scope.resolve_name(name)}), which tritonlens "
+                          "does not run")
+        return None, f"NameError: {exc}"
     except Exception as exc:  # noqa: BLE001
         return None, f"{type(exc).__name__}: {exc}"
     if not all(isinstance(c, dict) and "kwargs" in c for c in configs):
