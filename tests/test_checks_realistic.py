@@ -85,3 +85,37 @@ def test_cp_async_capped_by_shared_swizzle_vector(checkers, tmp_path):
     assert "swizzle vec = 8" in loads[0].message and "64 bits" in loads[0].message
     fixed = body.replace(*[_N_MAJOR[0], _K_MAJOR[0]]).replace("acc = tl.dot(a, b,", "acc = tl.dot(a, tl.trans(b),")
     assert not check(c, tmp_path, "i8_k.py", fixed, "PTX001")
+
+
+# ---------------------------------------------------------------- PTX001: a stride is not an alignment problem
+# 2048 elements: 8 per thread on hip too, where a wavefront is 64 lanes
+_COPY = """\
+    # tritonlens: x_ptr=*fp16, y_ptr=*fp16, stride=STRIDE, n=i32%16, BLOCK=2048, num_warps=4
+    @triton.jit
+    def copy(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+        row = tl.program_id(1)
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(X_PTRS, mask=offs < n)
+        tl.store(y_ptr + row * n + offs, x, mask=offs < n)
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942"])
+def test_inner_stride_is_reported_as_a_stride(checkers, tmp_path, target):
+    c = checkers(target)
+    strided = _COPY.replace("X_PTRS", "x_ptr + offs * stride")
+    loads = check(c, tmp_path, "strided.py", strided.replace("STRIDE", "i32"), "PTX001")
+    assert [f.line for f in loads] == [10]
+    assert loads[0].data["cause"] == "stride" and loads[0].data["params"] == ["stride"]
+    assert "not contiguous" in loads[0].message and "stride=1" in loads[0].message
+    # the fix the message names: a stride that is 1 at run time, specialized
+    assert not check(c, tmp_path, "unit.py", strided.replace("STRIDE", "1"), "PTX001")
+
+
+def test_row_stride_is_still_an_alignment_cause(checkers, tmp_path):
+    c = checkers("cuda:90")
+    row = _COPY.replace("X_PTRS", "x_ptr + row * stride + offs")
+    loads = check(c, tmp_path, "row.py", row.replace("STRIDE", "i32"), "PTX001")
+    assert [f.line for f in loads] == [10]
+    assert loads[0].data["cause"] == "pointer" and loads[0].data["params"] == ["stride"]
+    assert not check(c, tmp_path, "row16.py", row.replace("STRIDE", "i32%16"), "PTX001")

@@ -155,6 +155,57 @@ def _shared_layout_cause(ctx, acc: _Access) -> str | None:
     return None
 
 
+def _arange_derived(idx, expr, depth: int = 6) -> bool:
+    """Whether an expression's value varies with a `tl.arange` (directly or through simple assignments)."""
+    import ast
+
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) == "arange":
+                return True
+        elif isinstance(n, ast.Name) and depth > 0:
+            if any(_arange_derived(idx, v, depth - 1) for v in idx.assigns.get(n.id, [])):
+                return True
+    return False
+
+
+def _along_last_axis(idx, expr) -> bool:
+    """An arange-derived index that varies along a tensor's last (contiguous) axis: `offs`, `rk[None, :]` — not
+    `rm[:, None]`, which indexes rows."""
+    import ast
+
+    if isinstance(expr, ast.Subscript):
+        sl = expr.slice
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if elts and isinstance(elts[-1], ast.Constant) and elts[-1].value is None:
+            return False
+        return _arange_derived(idx, expr.value)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return _along_last_axis(idx, expr.left) or _along_last_axis(idx, expr.right)
+    return _arange_derived(idx, expr)
+
+
+def _inner_strides(idx, pointer_expr, params: list[str]) -> list[str]:
+    """Int params that multiply the index along the contiguous axis (`x_ptr + offs * stride`): not an alignment
+    problem but a stride — the elements of a thread are not adjacent whatever the stride's divisibility."""
+    import ast
+
+    exprs = [pointer_expr]
+    for name in idx.names_reaching(frozenset(n.id for n in _names(pointer_expr))):
+        exprs.extend(idx.assigns.get(name, []))
+    found: list[str] = []
+    for e in exprs:
+        for n in ast.walk(e):
+            if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)):
+                continue
+            for this, other in ((n.left, n.right), (n.right, n.left)):
+                if isinstance(this, ast.Name) and this.id in params and this.id not in found \
+                        and _along_last_axis(idx, other):
+                    found.append(this.id)
+    return found
+
+
 def _cause(ctx, site, acc: _Access, remark, store: bool) -> tuple[str, list[str], str]:
     """(cause, params, explanation)."""
     idx = source_index(ctx)
@@ -187,6 +238,13 @@ def _cause(ctx, site, acc: _Access, remark, store: bool) -> tuple[str, list[str]
         shared_why = _shared_layout_cause(ctx, acc)
         if shared_why is not None:
             return "shared-layout", [], shared_why
+    strides = _inner_strides(idx, site.args[0], bad_ptr_ints) if site is not None and site.args else []
+    if strides and (origin is None or origin < full_vec):
+        return "stride", strides, (f"the addresses are not contiguous per thread — {_join(strides)} multiplies the "
+                                   f"index along the contiguous axis, so each element is a separate access whatever "
+                                   f"its divisibility; if it is 1 at run time Triton specializes it (hint "
+                                   f"`{strides[0]}=1`), else make the innermost stride 1")
+    bad_ptr_ints = [p for p in bad_ptr_ints if p not in strides]
     if (origin is None or origin < full_vec) and (bad_ptrs or bad_ptr_ints):
         params = bad_ptrs + bad_ptr_ints
         parts = []
