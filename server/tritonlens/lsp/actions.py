@@ -3,7 +3,6 @@ buffer and re-compiled; it is offered only when the re-compile shows that it hel
 showed ("Assume n_elements % 16 == 0 — removes PTX001 on line 13; ld.global 32→128-bit")."""
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -197,6 +196,8 @@ def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: Candidate, s
 
 # ---------------------------------------------------------------- the handler
 async def fixes_for(ls: "TritonLensServer", st: "DocState", diag: types.Diagnostic) -> list[types.CodeAction]:
+    from .server import in_daemon_thread
+
     data = diag.data if isinstance(diag.data, dict) else {}
     code = str(diag.code or "")
     kr = st.kernels.get(data.get("kernel") or "")
@@ -213,7 +214,7 @@ async def fixes_for(ls: "TritonLensServer", st: "DocState", diag: types.Diagnost
     out: list[types.CodeAction] = []
     for cand in make(kr, f):
         cand.edits, cand.new_text, cand.shift = apply_hint(text, kr.kernel, cand.values)
-        report = await asyncio.to_thread(ls.checker.check_file, st.path, cand.new_text, kernels={kr.name},
+        report = await in_daemon_thread(ls.checker.check_file, st.path, cand.new_text, kernels={kr.name},
                                          group=f"{st.uri}#fix")
         new = next((k for k in report.kernels if k.name == kr.name), None)
         said = outcome(kr, new, f, cand, ls.settings) if new is not None else None

@@ -108,6 +108,19 @@ class CompileScheduler:
         self._cancel_group(st)
         self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
+    def cancel_all(self) -> None:
+        """Stop every compile now (shutdown): queued jobs never start and running workers are killed at once, so
+        the process can exit without waiting for a compile (or a module that sleeps) to finish."""
+        checker = self.server._checker
+        for st in self.docs.values():
+            st.generation += 1
+            if st.debounce is not None:
+                st.debounce.cancel()
+                st.debounce = None
+            if checker is not None:
+                for group in {st.group, f"{st.uri}#fix"} - {None}:
+                    checker.service.cancel(group, kill_after=0)
+
     def run_in_thread(self, fn: Callable[[], Any]) -> None:
         asyncio.get_running_loop().run_in_executor(None, fn)
 
@@ -137,6 +150,10 @@ class CompileScheduler:
         try:
             await self._compile(st, gen, group, progress)
             st.crashed = None
+        except asyncio.CancelledError:  # the event loop is closing (the client went away): stop the compile too
+            if self.server._checker is not None:
+                self.server._checker.service.cancel(group, kill_after=0)
+            raise
         except Exception as exc:  # noqa: BLE001 — a bug must cost one compile, not the server
             log.exception("compile of %s failed", st.uri)
             if gen == st.generation:
@@ -153,6 +170,7 @@ class CompileScheduler:
     async def _compile(self, st: DocState, gen: int, group: str, progress: "_Progress") -> None:
         from ..discover import discover
         from ..pipeline import is_device_helper, find_workspace_root
+        from .server import in_daemon_thread
 
         server = self.server
         doc = server.workspace.get_text_document(st.uri)
@@ -188,7 +206,7 @@ class CompileScheduler:
         report = None
         if to_compile:
             await progress.begin(f"Compiling {to_compile[0]} (1/{len(to_compile)})")
-            report = await asyncio.to_thread(checker.check_file, st.path, text, workspace_root=root,
+            report = await in_daemon_thread(checker.check_file, st.path, text, workspace_root=root,
                                              on_kernel=on_kernel, group=group, kernels=set(to_compile))
             await asyncio.sleep(0)  # let the queued per-kernel callbacks run first
         if gen != st.generation:

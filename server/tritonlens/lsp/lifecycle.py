@@ -1,6 +1,8 @@
 """initialize / settings / commands / shutdown."""
 from __future__ import annotations
 
+import asyncio
+import signal
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -23,6 +25,10 @@ def register(server: "TritonLensServer") -> None:
         from .watch import start_watcher
 
         ls.log(f"tritonlens {ls.version}: target {ls.settings.target}, compile on {ls.settings.compile_on}")
+        try:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, ls.terminate)
+        except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+            pass
         start_watcher(ls)
         send_status(ls, "idle", "ready")
 

@@ -6,7 +6,10 @@ run in a thread that waits on the worker processes.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import threading
 import traceback
 from typing import Any
 
@@ -17,6 +20,31 @@ from .. import __version__
 from ..settings import Settings
 
 log = logging.getLogger(__name__)
+
+
+async def in_daemon_thread(fn, *args, **kwargs):
+    """`asyncio.to_thread` for calls that wait on compiles: the default executor's threads are joined when the event
+    loop closes and at interpreter exit, so a compile stuck in user code (`time.sleep(600)` at module level) would
+    keep the process alive after the client has gone. A daemon thread is never waited for."""
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+
+    def settle(result, exc) -> None:
+        if not fut.done():
+            fut.set_exception(exc) if exc is not None else fut.set_result(result)
+
+    def run() -> None:
+        try:
+            result, exc = fn(*args, **kwargs), None
+        except BaseException as e:  # noqa: BLE001 — handed to the awaiting coroutine
+            result, exc = None, e
+        try:
+            loop.call_soon_threadsafe(settle, result, exc)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            pass
+
+    threading.Thread(target=run, daemon=True, name=f"tritonlens-{getattr(fn, '__name__', 'call')}").start()
+    return await fut
 
 
 class TritonLensServer(LanguageServer):
@@ -53,7 +81,16 @@ class TritonLensServer(LanguageServer):
             self._checker.update_settings(new)
         return True
 
+    def terminate(self) -> None:
+        """SIGTERM (a client whose shutdown timed out, or none at all): kill the compile workers and leave now. A
+        normal exit would wait for pygls' stdin reader thread, blocked until the client closes the pipe."""
+        try:
+            self.close()
+        finally:
+            os._exit(0)
+
     def close(self) -> None:
+        self.scheduler.cancel_all()
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
