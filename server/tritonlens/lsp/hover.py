@@ -8,7 +8,7 @@ from urllib.parse import quote
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from .irviews import STAGE_TITLES, SpecView, compiled_specs, fmt_bytes, summary
+from .irviews import STAGE_TITLES, compiled_specs, fmt_bytes, summary, view_for
 
 if TYPE_CHECKING:
     from ..model import KernelReport
@@ -29,7 +29,7 @@ def line_hover(uri: str, kr: "KernelReport", line: int, settings) -> str | None:
     specs = compiled_specs(kr)
     if not specs:
         return None
-    view = SpecView(kr, specs[0], settings)
+    view = view_for(kr, specs[0], settings)
     parts: list[str] = []
     links: list[str] = []
     for stage in _LINE_STAGES:
@@ -45,10 +45,31 @@ def line_hover(uri: str, kr: "KernelReport", line: int, settings) -> str | None:
         links.append(f"[show {STAGE_TITLES[stage]}]({show_ir_link(uri, kr.name, stage, line - 1)})")
     if not parts:
         return None
-    head = f"`{kr.name}` line {line} [{specs[0].spec.describe()}]"
+    head = f"`{kr.name}` line {line} · {short_spec(specs[0].spec, kr.kernel.constexpr_names)}"
     if len(specs) > 1:
-        head += f" (spec 1 of {len(specs)})"
+        head += f" (spec 1 of {len(specs)}; all specs on the `def` line)"
     return "\n\n".join([head, *parts, " · ".join(links)])
+
+
+def short_spec(spec, constexprs: list[str]) -> str:
+    """Target, warps and constexpr values: what tells specs apart. The full assumptions (pointer alignment, integer
+    divisibility) are on the def-line hover, where they do not push the IR counts out of view."""
+    parts = [spec.target]
+    if "num_warps" in spec.options:
+        parts.append(f"{spec.options['num_warps']} warps")
+    consts = [f"{n}={spec.constants[n]!r}" for n in constexprs if n in spec.constants]
+    if consts:
+        parts.append(", ".join(consts))
+    return " · ".join(parts)
+
+
+def signature_end(text_lines: list[str], def_line: int) -> int:
+    """1-based last line of the `def` signature starting at `def_line` (the line whose code ends with `:`)."""
+    for i in range(def_line - 1, min(len(text_lines), def_line + 60)):
+        code = text_lines[i].split("#", 1)[0].rstrip()
+        if code.endswith(":"):
+            return i + 1
+    return def_line
 
 
 def metrics_table(uri: str, kr: "KernelReport", settings) -> str:
@@ -64,7 +85,7 @@ def metrics_table(uri: str, kr: "KernelReport", settings) -> str:
         m = cs.metrics
         cvt = m.get("convert_layouts", m.get("conversions"))
         if cvt is None:
-            cvt = SpecView(kr, cs, settings).conversions()
+            cvt = view_for(kr, cs, settings).conversions()
         rows.append(f"| {label} | {cs.spec.target} | {cs.spec.options.get('num_warps', '?')} | "
                     f"{m.get('registers', '?')} | {fmt_bytes(m.get('spill_bytes'))} | {fmt_bytes(m.get('shared'))} | "
                     f"{cvt} | {m.get('compile_time', '?')} s |")
@@ -75,7 +96,7 @@ def metrics_table(uri: str, kr: "KernelReport", settings) -> str:
     if specs:
         line = kr.kernel.def_line - 1
         out.append(" · ".join(f"[{STAGE_TITLES[s]}]({show_ir_link(uri, kr.name, s, line)})"
-                              for s in SpecView(kr, specs[0], settings).stages()[:3]))
+                              for s in view_for(kr, specs[0], settings).stages()[:3]))
     return "\n\n".join(out)
 
 
@@ -90,7 +111,7 @@ def register(server: "TritonLensServer") -> None:
         if kr is None:
             return None
         try:
-            if line <= kr.kernel.def_line:
+            if line <= signature_end(st.text.splitlines(), kr.kernel.def_line):
                 text = metrics_table(st.uri, kr, ls.settings)
             else:
                 text = line_hover(st.uri, kr, line, ls.settings)

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from .irviews import LANGUAGE_IDS, SpecView, compiled_specs
+from .irviews import LANGUAGE_IDS, compiled_specs, view_for
 
 if TYPE_CHECKING:
     from .server import TritonLensServer
@@ -38,7 +38,7 @@ def ir_document(ls: "TritonLensServer", params: Any) -> dict[str, Any] | None:
     cs = specs[index] if isinstance(index, int) and 0 <= index < len(specs) else (specs[0] if specs else None)
     if cs is None:
         return None
-    view = SpecView(kr, cs, ls.settings)
+    view = view_for(kr, cs, ls.settings)
     text = view.text(stage)
     if text is None:
         return None

@@ -1,7 +1,7 @@
 """What the compiler made of one source line: the IR of a compiled spec, parsed lazily, with its line map."""
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,9 +13,33 @@ LANGUAGE_IDS = {"ttir": "ttir", "ttgir": "ttgir", "llir": "llvm", "ptx": "ptx", 
 STAGE_TITLES = {"ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLIR", "ptx": "PTX", "sass": "SASS", "amdgcn": "AMDGCN"}
 
 
+# Alignment padding that the line table attributes to the kernel's last line: not what that line compiled to.
+_PADDING = {"NOP", "s_nop", "s_code_end"}
+
+
 def compiled_specs(kr: KernelReport) -> list[CompiledSpec]:
     """Specs whose compile succeeded, in report order."""
     return [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.ok]
+
+
+_VIEWS: "OrderedDict[int, SpecView]" = OrderedDict()
+_MAX_VIEWS = 8  # parsed IR of a big kernel is tens of MB; hover and cursor moves hit the same few kernels
+
+
+def view_for(kr: KernelReport, cs: CompiledSpec, settings: Settings) -> "SpecView":
+    """A `SpecView` whose parsed IR is kept between requests: parsing megabytes of PTX/SASS for every hover and
+    every cursor move costs hundreds of ms. Keyed by the artefacts object, which a recompile replaces."""
+    key = id(cs.artifacts)
+    view = _VIEWS.get(key)
+    if view is not None and view.cs.artifacts is cs.artifacts and view.settings == settings:
+        _VIEWS.move_to_end(key)
+        view.kr, view.cs = kr, cs
+        return view
+    view = SpecView(kr, cs, settings)
+    _VIEWS[key] = view
+    while len(_VIEWS) > _MAX_VIEWS:
+        _VIEWS.popitem(last=False)
+    return view
 
 
 @dataclass
@@ -61,7 +85,8 @@ class SpecView:
             return Counter()
         wanted = set(self.ir_lines(stage, line))
         items = mod.ops if stage in ("ttgir", "ttir") else getattr(mod, "instrs", [])
-        return Counter((getattr(it, "name", None) or it.opcode) for it in items if it.ir_line in wanted)
+        names = ((getattr(it, "name", None) or it.opcode) for it in items if it.ir_line in wanted)
+        return Counter(n for n in names if n not in _PADDING)
 
     def conversions(self) -> int:
         mod = self.module("ttgir")

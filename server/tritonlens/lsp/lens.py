@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from .hover import SHOW_IR
-from .irviews import STAGE_TITLES, SpecView, compiled_specs, fmt_bytes
+from .irviews import STAGE_TITLES, compiled_specs, fmt_bytes, view_for
 from .profiling import lens_for as profile_lens_for
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ def kernel_summary(kr: "KernelReport", settings) -> str:
     m = cs.metrics
     cvt = m.get("convert_layouts", m.get("conversions"))
     if cvt is None:
-        cvt = SpecView(kr, cs, settings).conversions()
+        cvt = view_for(kr, cs, settings).conversions()
     text = (f"{cs.spec.target} · {cs.spec.options.get('num_warps', '?')} warps · {m.get('registers', '?')} regs · "
             f"{fmt_bytes(m.get('spill_bytes'))} spill · {fmt_bytes(m.get('shared'))} smem · {cvt} cvt")
     if len(kr.compiled) > 1:
@@ -40,7 +40,7 @@ def lenses_for(uri: str, kr: "KernelReport", settings) -> list[types.CodeLens]:
     out = [types.CodeLens(range=rng, command=types.Command(title=kernel_summary(kr, settings), command=""))]
     specs = compiled_specs(kr)
     if specs:
-        for stage in SpecView(kr, specs[0], settings).stages()[:3]:
+        for stage in view_for(kr, specs[0], settings).stages()[:3]:
             args = [{"uri": uri, "kernel": kr.name, "stage": stage, "line": kr.kernel.def_line - 1}]
             out.append(types.CodeLens(range=rng, command=types.Command(
                 title=f"Show {STAGE_TITLES[stage]}", command=SHOW_IR, arguments=args)))
