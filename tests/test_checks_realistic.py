@@ -119,3 +119,39 @@ def test_row_stride_is_still_an_alignment_cause(checkers, tmp_path):
     assert [f.line for f in loads] == [10]
     assert loads[0].data["cause"] == "pointer" and loads[0].data["params"] == ["stride"]
     assert not check(c, tmp_path, "row16.py", row.replace("STRIDE", "i32%16"), "PTX001")
+
+
+# ---------------------------------------------------------------- TTGIR001: a persistent kernel's epilogue
+_PERSISTENT = """\
+    # tritonlens: a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, M=i32%16, N=i32%16, K=i32%16, stride_am=i32%16, stride_bk=i32%16, stride_cm=i32%16, NUM_SMS=132, BM=128, BN=128, BK=64, num_warps=8
+    @triton.jit
+    def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                          NUM_SMS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        num_n = tl.cdiv(N, BN)
+        for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * num_n, NUM_SMS, flatten=False):
+            rm = (tile // num_n) * BM + tl.arange(0, BM)
+            rn = (tile % num_n) * BN + tl.arange(0, BN)
+            rk = tl.arange(0, BK)
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for k in tl.range(0, tl.cdiv(K, BK), num_stages=4):
+                a = tl.load(a_ptr + rm[:, None] * stride_am + (k * BK + rk)[None, :])
+                b = tl.load(b_ptr + (k * BK + rk)[:, None] * stride_bk + rn[None, :])
+                acc = tl.dot(a, b, acc)
+            tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(tl.float16))
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "cuda:100"])
+def test_persistent_epilogue_conversion_is_not_an_in_loop_storm(checkers, tmp_path, target):
+    # the accumulator's mma → blocked conversion for the store sits in the tile loop, outside the K loop: once per
+    # tile, as in any matmul's epilogue (examples/matmul.py is not reported for it either)
+    c = checkers(target)
+    report_metrics = c.check_file(str(_write(tmp_path, "persistent.py", _PERSISTENT))).kernels[0].compiled[0].metrics
+    assert report_metrics["convert_layout"] >= 1
+    assert not check(c, tmp_path, "persistent.py", _PERSISTENT, "TTGIR001")
+
+
+def _write(tmp_path, name, body):
+    path = tmp_path / name
+    path.write_text(HEAD + textwrap.dedent(body))
+    return path

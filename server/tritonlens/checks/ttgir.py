@@ -8,6 +8,8 @@ from . import rule
 from ._common import anchor, cuda_arch, finding, in_kernel_file, related, tensor_shape_dtype
 
 _DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
+_WORK_OPS = set(_DOT_OPS) | {"tt.load", "tt.descriptor_load", "ttg.async_copy_global_to_local",
+                             "ttng.async_tma_copy_global_to_local", "amdgpu.buffer_load", "amdgpu.buffer_load_to_local"}
 
 
 def _machine(ctx):
@@ -41,10 +43,16 @@ def convert_layout_storm(ctx):
     by_line: dict[int, list] = {}
     for op in convs:
         by_line.setdefault(op.loc.line, []).append(op)
+    # A persistent kernel's tile loop holds the K loop: a conversion in the tile loop but outside the K loop (the
+    # epilogue's accumulator → store layout) runs once per tile, like a plain kernel's epilogue, not per K step.
+    work_depth = max((op.loop_depth for op in mod.ops if op.name in _WORK_OPS and in_kernel_file(ctx, op.loc)),
+                     default=0)
     stage, instrs = _machine(ctx)
     for line, ops in sorted(by_line.items()):
-        in_loop = any(op.loop_depth > 0 for op in ops)
-        if not (storm or in_loop):
+        depth = max(op.loop_depth for op in ops)
+        in_loop = depth > 0
+        outer = in_loop and depth < work_depth
+        if not (storm or (in_loop and not outer)):
             continue
         pairs: Counter = Counter()
         kinds: Counter = Counter()
@@ -66,7 +74,8 @@ def convert_layout_storm(ctx):
         count = len(ops)
         conv_text = ", ".join(f"{a} → {b}" + (f" ×{n}" if n > 1 else "") for (a, b), n in pairs.most_common(4))
         kind_text = ", ".join(f"{a}→{b}" for (a, b) in kinds)
-        where = "inside a loop" if in_loop else "outside loops"
+        where = ("in an outer loop, outside the inner loop that does the work" if outer else
+                 "inside a loop" if in_loop else "outside loops")
         if shared:
             bar_name = "s_barrier" if stage == "amdgcn" else "bar.sync"
             path_text = (f"through shared memory ({stage.upper()} of this line: st.shared ×{mem['st.shared']}, "
@@ -76,7 +85,7 @@ def convert_layout_storm(ctx):
         noun = "layout conversion" if count == 1 else "layout conversions"
         message = (f"{count} {noun} ({conv_text}; {kind_text}) {where}, {path_text}; the kernel has {total} "
                    f"(threshold {threshold})")
-        severity = "info" if count == 1 and not in_loop else "warning"
+        severity = "info" if count == 1 and (not in_loop or outer) else "warning"
         op0 = ops[0]
         span, _ = anchor(ctx, line, op0.loc.col)
         rel = []
@@ -86,7 +95,8 @@ def convert_layout_storm(ctx):
             rel.append(related(ctx, "ttgir", op.ir_line, f"ttg.convert_layout {text}".strip()))
         for i in [i for i in own if i.kind in ("st.shared", "ld.shared", "bar")][:4]:
             rel.append(related(ctx, stage, i.ir_line, i.opcode))
-        data = {"count": count, "total": total, "threshold": threshold, "in_loop": in_loop, "shared": shared,
+        data = {"count": count, "total": total, "threshold": threshold, "in_loop": in_loop, "outer_loop": outer,
+                "shared": shared,
                 "conversions": [{"from": a, "to": b, "n": n} for (a, b), n in pairs.items()],
                 "kinds": [f"{a}->{b}" for a, b in kinds], "machine": dict(mem),
                 "merge_key": f"TTGIR001:{count}:{in_loop}:{shared}"}
