@@ -40,8 +40,11 @@ def register(server: "TritonLensServer") -> None:
             ls.log("settings changed; re-checking open documents")
             ls.scheduler.schedule_all(full=True)
 
+    # Command handlers carry no annotation that only exists for type checkers: pygls resolves their type hints to
+    # convert the arguments, and an unresolvable one fails every call that has an `arguments` array (all of
+    # VS Code's) with "Invalid Params".
     @server.command(RECOMPILE)
-    def recompile(ls: "TritonLensServer", *args: Any) -> None:
+    def recompile(ls, *args: Any) -> None:
         uris = [a for a in _flatten(args) if isinstance(a, str) and a in ls.scheduler.docs]
         if uris:
             for uri in uris:
