@@ -9,6 +9,8 @@ import {
   IrResult,
   Stage,
   countLines,
+  cursorIrRequest,
+  followIrRequest,
   languageForStage,
   lineRanges,
   parseIrQuery,
@@ -146,7 +148,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         }
         shownLine.set(editor.document.uri.toString(), line);
         try {
-          const fetched = await irDocuments.fetch({ ...key, line });
+          const fetched = await irDocuments.fetch(followIrRequest(key, line));
           if (fetched) {
             highlightIn(editor, fetched.result, true);
           }
@@ -163,7 +165,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       void vscodeapi.showInformationMessage('tritonlens: put the cursor in a @triton.jit kernel of a Python file.');
       return undefined;
     }
-    return { uri: editor.document.uri.toString(), kernel: null, stage, line: editor.selection.active.line };
+    return cursorIrRequest(editor.document.uri.toString(), stage, editor.selection.active.line);
   };
 
   context.subscriptions.push(

@@ -130,6 +130,16 @@ export function parseShowIrArgs(arg: unknown): IrRequest | undefined {
   };
 }
 
+/** The request of a "Show <stage> for Kernel at Cursor" command: the server picks the kernel at `line` (0-based). */
+export function cursorIrRequest(uri: string, stage: Stage, line: number): IrRequest {
+  return { uri, kernel: null, stage, line };
+}
+
+/** The request sent when the cursor moves to another source line while an IR document of the file is visible. */
+export function followIrRequest(key: IrDocumentKey, line: number): IrRequest {
+  return { uri: key.uri, kernel: key.kernel, stage: key.stage, line };
+}
+
 /** A `command:` link that opens an IR document, as the server puts in hovers. */
 export function showIrCommandLink(args: IrRequest): string {
   return `command:tritonlens.showIr?${encodeURIComponent(JSON.stringify([args]))}`;
@@ -181,7 +191,7 @@ export class IrDocumentProvider {
       return entry.result.text;
     }
     // Opened without `show` (e.g. a restored tab): ask for the whole kernel.
-    const fetched = await this.fetch({ ...key, line: null });
+    const fetched = await this.fetch({ uri: key.uri, kernel: key.kernel, stage: key.stage, line: null });
     return fetched?.result.text ?? `// tritonlens: ${key.kernel} has not been compiled yet; save ${key.uri} to compile it.`;
   }
 

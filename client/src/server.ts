@@ -16,13 +16,12 @@ import {
   serverEnv,
 } from './interpreter';
 import { didChangeConfigurationParams, initializationOptions, readSettings, ServerSettings, SettingProblem } from './settings';
+import { executeCommandParams, SERVER_COMMANDS, TRUSTED_COMMANDS } from './protocol';
 import { parseStatus, ServerStatus, STATUS_NOTIFICATION, ClientState } from './status';
 import * as vscodeapi from './vscodeapi';
 import type { LogOutputChannel } from 'vscode';
 
-/** Commands the server may put in hovers and code lenses; the client registers them all itself. */
-export const SERVER_COMMANDS = ['tritonlens.recompile', 'tritonlens.profileKernel'];
-export const TRUSTED_COMMANDS = ['tritonlens.showIr', ...SERVER_COMMANDS];
+export { SERVER_COMMANDS, TRUSTED_COMMANDS };
 
 /**
  * A LanguageClient that leaves command registration to us: the built-in feature would register
@@ -152,7 +151,7 @@ export class ServerManager {
       });
       return undefined;
     }
-    return client.sendRequest('workspace/executeCommand', { command, arguments: args });
+    return client.sendRequest('workspace/executeCommand', executeCommandParams(command, args));
   }
 
   private reportProblems(problems: SettingProblem[]): void {
