@@ -155,3 +155,15 @@ def _write(tmp_path, name, body):
     path = tmp_path / name
     path.write_text(HEAD + textwrap.dedent(body))
     return path
+
+
+# ---------------------------------------------------------------- RES001: a loop's own num_stages
+def test_shared_over_limit_names_the_loop_num_stages(checkers, tmp_path):
+    # gfx942 has 64 KB of LDS; the K loop's tl.range(num_stages=4) keeps 3 stages of 32 KB, whatever the launch's
+    # num_stages (2 by default on hip): the message must point at the loop, not at "num_stages (now 2)"
+    c = checkers("hip:gfx942")
+    over = check(c, tmp_path, "persistent_hip.py", _PERSISTENT, "RES001")
+    assert [f.line for f in over] == [7] and over[0].data["shared"] == 98304
+    assert "tl.range(..., num_stages=4) on line 15" in over[0].message and "now 2" not in over[0].message
+    fixed = _PERSISTENT.replace("num_stages=4", "num_stages=2")
+    assert not check(c, tmp_path, "persistent_hip2.py", fixed, "RES001")

@@ -154,13 +154,36 @@ def shared_over_limit(ctx):
     allocs = [op for op in ctx.ttgir.ops if op.name == "ttg.local_alloc" and in_kernel_file(ctx, op.loc)]
     rel = [related(ctx, "ttgir", op.ir_line, f"ttg.local_alloc {op.result_type or ''} (line {op.loc.line})")
            for op in allocs[:8]]
+    loops = _loop_stages(ctx)
+    if loops:
+        # `tl.range(..., num_stages=N)` pipelines its loop with N whatever the launch option says
+        now = "; ".join(f"tl.range(..., num_stages={v}) on line {ln}" for ln, v in loops[:3])
+    else:
+        now = f"now {stages}" if stages is not None else ""
     message = (f"needs {shared} B ({shared / 1024:.1f} KB) of shared memory per block; {lim.name} allows "
                f"{lim.shared_per_block} B ({lim.shared_per_block / 1024:.0f} KB): the launch fails with "
-               f"OutOfResources — smaller BLOCK sizes or fewer num_stages"
-               + (f" (now {stages})" if stages is not None else ""))
+               f"OutOfResources — smaller BLOCK sizes or fewer num_stages" + (f" ({now})" if now else ""))
     data = {"shared": shared, "limit": lim.shared_per_block, "target": lim.name, "num_stages": stages,
             "allocs": [op.loc.line for op in allocs], "merge_key": "RES001"}
     yield finding(ctx, def_span(ctx), "RES001", message, data=data, related_info=rel)
+
+
+def _loop_stages(ctx) -> list[tuple[int, str]]:
+    """(line, value) of the kernel's `tl.range(..., num_stages=...)` loops: their stage count beats the option's."""
+    import ast
+
+    from ._common import source_index
+
+    k = ctx.kernel
+    out = []
+    for sites in source_index(ctx).by_stamp.values():
+        for s in sites:
+            v = s.kw.get("num_stages")
+            if s.name == "range" and v is not None and k.def_line <= s.node.lineno <= k.end_line:
+                item = (s.node.lineno, repr(v.value) if isinstance(v, ast.Constant) else ast.unparse(v))
+                if item not in out:
+                    out.append(item)
+    return sorted(out)
 
 
 # ---------------------------------------------------------------- RES002
