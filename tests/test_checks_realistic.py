@@ -167,3 +167,11 @@ def test_shared_over_limit_names_the_loop_num_stages(checkers, tmp_path):
     assert "tl.range(..., num_stages=4) on line 15" in over[0].message and "now 2" not in over[0].message
     fixed = _PERSISTENT.replace("num_stages=4", "num_stages=2")
     assert not check(c, tmp_path, "persistent_hip2.py", fixed, "RES001")
+
+
+def test_low_occupancy_on_hip_counts_wavefronts_per_cu(checkers, tmp_path):
+    c = checkers("hip:gfx942")
+    body = _PERSISTENT.replace("num_stages=4", "num_stages=3").replace("num_warps=8", "num_warps=4")
+    occ = check(c, tmp_path, "persistent_hip4.py", body, "RES002")
+    assert [f.line for f in occ] == [7] and occ[0].data["limiter"] == "shared"
+    assert "4 of 32 wavefronts per CU" in occ[0].message and "B of LDS per block (65536 B per CU)" in occ[0].message

@@ -196,11 +196,16 @@ def low_occupancy(ctx):
     lim = target_limits(ctx.spec.target)
     if occ["blocks"] == 0:
         return  # does not fit at all: RES001 (or a launch error) says so
+    from ._common import threads
+
+    hip = ctx.spec.target.startswith("hip")
+    sm = "CU" if hip else "SM"
     if occ["limiter"] == "registers":
-        why = f"{occ['registers']} registers per thread × {occ['num_warps'] * 32} threads"
+        why = f"{occ['registers']} registers per thread × {threads(ctx)} threads"
     else:
-        why = f"{occ['shared']} B of shared memory per block ({lim.shared_per_sm} B per SM)"
-    message = (f"occupancy {occ['warps']} of {occ['max_warps']} warps per SM ({occ['occupancy']:.0%}): "
+        why = f"{occ['shared']} B of {'LDS' if hip else 'shared memory'} per block ({lim.shared_per_sm} B per {sm})"
+    message = (f"occupancy {occ['warps']} of {occ['max_warps']} {'wavefronts' if hip else 'warps'} per {sm} "
+               f"({occ['occupancy']:.0%}): "
                f"{occ['limiter']} allow {occ['blocks']} block(s) of {occ['num_warps']} warps — {why}")
     data = {**occ, "merge_key": f"RES002:{occ['limiter']}"}
     yield finding(ctx, def_span(ctx), "RES002", message, data=data)
