@@ -175,3 +175,26 @@ def test_low_occupancy_on_hip_counts_wavefronts_per_cu(checkers, tmp_path):
     occ = check(c, tmp_path, "persistent_hip4.py", body, "RES002")
     assert [f.line for f in occ] == [7] and occ[0].data["limiter"] == "shared"
     assert "4 of 32 wavefronts per CU" in occ[0].message and "B of LDS per block (65536 B per CU)" in occ[0].message
+
+
+# ---------------------------------------------------------------- PTX001 on hip: buffer loads
+_ROW_SCALE = """\
+    # tritonlens: x_ptr=*bf16, y_ptr=*bf16, stride=i32%16, N=NTYPE, BLOCK_N=4096, num_warps=8
+    @triton.jit
+    def row_scale(x_ptr, y_ptr, stride, N, BLOCK_N: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_N)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=0.0).to(tl.float32)
+        tl.store(y_ptr + row * stride + cols, (x * 2.0).to(tl.bfloat16), mask=cols < N)
+"""
+
+
+def test_hip_buffer_loads_are_checked(checkers, tmp_path):
+    # triton 3.6 lowers these to `amdg.buffer_load` / `amdg.buffer_store` (not tt.load): they were skipped
+    c = checkers("hip:gfx942")
+    found = check(c, tmp_path, "row_scale.py", _ROW_SCALE.replace("NTYPE", "i32"))
+    assert {(f.code, f.line) for f in found if f.code.startswith("PTX")} == {("PTX001", 10), ("PTX002", 11)}
+    load = next(f for f in found if f.code == "PTX001")
+    assert load.data["cause"] == "mask" and load.data["params"] == ["N"] and "buffer_load_ushort" in load.message
+    fixed = check(c, tmp_path, "row_scale16.py", _ROW_SCALE.replace("NTYPE", "i32%16"))
+    assert not [f for f in fixed if f.code.startswith("PTX")]

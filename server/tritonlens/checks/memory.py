@@ -10,8 +10,10 @@ from . import rule
 from ._common import (anchor, dtype_bits, finding, in_kernel_file, numel, related, source_index,
                       tensor_shape_dtype, threads)
 
-_LOAD_OPS = {"tt.load", "amdgpu.buffer_load", "ttg.async_copy_global_to_local", "amdgpu.buffer_load_to_local"}
-_STORE_OPS = {"tt.store", "amdgpu.buffer_store"}
+# the AMD backend's buffer ops print as `amdg.` in triton 3.6 (`amdgpu.` in older releases)
+_LOAD_OPS = {"tt.load", "ttg.async_copy_global_to_local", "amdg.buffer_load", "amdg.buffer_load_to_local",
+             "amdgpu.buffer_load", "amdgpu.buffer_load_to_local"}
+_STORE_OPS = {"tt.store", "amdg.buffer_store", "amdgpu.buffer_store"}
 _FULL_BITS = 128
 
 

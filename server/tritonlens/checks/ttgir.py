@@ -9,7 +9,8 @@ from ._common import anchor, cuda_arch, finding, in_kernel_file, related, tensor
 
 _DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
 _WORK_OPS = set(_DOT_OPS) | {"tt.load", "tt.descriptor_load", "ttg.async_copy_global_to_local",
-                             "ttng.async_tma_copy_global_to_local", "amdgpu.buffer_load", "amdgpu.buffer_load_to_local"}
+                             "ttng.async_tma_copy_global_to_local", "amdg.buffer_load", "amdg.buffer_load_to_local", "amdgpu.buffer_load",
+                             "amdgpu.buffer_load_to_local"}
 
 
 def _machine(ctx):
