@@ -373,3 +373,18 @@ def test_pointers_whose_values_index_or_bound_loops_are_assumed_int(checker, tmp
     sig = cs.spec.signature
     assert (sig["idx_ptr"], sig["cu_ptr"], sig["src_ptr"], sig["out_ptr"]) == ("*i32", "*i32", "*fp32", "*fp32")
     assert "integers" in cs.spec.origins["idx_ptr"]
+
+
+def test_bare_assert_inside_triton_is_explained_by_its_condition():
+    from tritonlens.compiler.worker import _root_message
+
+    def triton_internal(lhs_dtype):
+        assert lhs_dtype == "int32"
+
+    try:
+        try:
+            triton_internal("int8")
+        except AssertionError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as exc:
+        assert _root_message(exc) == "Triton's check failed: `assert lhs_dtype == \"int32\"`"

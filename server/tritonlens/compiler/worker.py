@@ -211,8 +211,14 @@ def _root_message(exc: BaseException) -> str:
             return f"{m.group(1)}: {m.group(3)}"
         return msg
     text = str(deepest)
-    return f"{type(deepest).__name__}: {text}" if type(deepest).__name__ not in ("AssertionError", "ValueError") \
-        or not text else text
+    if isinstance(deepest, AssertionError) and not text:
+        # A bare `assert` inside Triton: the failing condition is the only explanation there is.
+        frames = traceback.extract_tb(deepest.__traceback__)
+        cond = frames[-1].line if frames else ""
+        return f"Triton's check failed: `{cond}`" if cond else "AssertionError in Triton"
+    if type(deepest).__name__ in ("AssertionError", "ValueError") and text:
+        return text
+    return f"{type(deepest).__name__}: {text}"
 
 
 def _def_line(jit_fn) -> int | None:
