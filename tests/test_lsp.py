@@ -404,6 +404,36 @@ def test_neovim_client(tmp_path):
     assert seen["second_wait"] and seen["after"] == [], seen
 
 
+def test_neovim_hover_and_code_action(tmp_path):
+    """Headless Neovim as a user drives it: `vim.lsp.buf.hover()` shows the IR counts of a load line, and
+    `vim.lsp.buf.code_action()` on PTX001 applies the hint fix, after which `:write` clears the finding."""
+    import json
+    import shutil
+    import subprocess
+
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        pytest.skip("nvim is not installed")
+    workspace(tmp_path, narrow=NARROW)
+    load_line = next(i for i, s in enumerate(NARROW.splitlines()) if "tl.load(x_ptr" in s)
+    script = os.path.join(os.path.dirname(__file__), "nvim", "hover_and_action.lua")
+    out = tmp_path / "nvim.json"
+    env = {**os.environ, "TRITONLENS_NVIM_OUT": str(out), "TRITONLENS_NVIM_CMD": json.dumps(SERVER),
+           "TRITONLENS_NVIM_LINE": str(load_line)}
+    proc = subprocess.run([nvim, "--headless", "--clean", "-u", "NONE", "-c", f"luafile {script}", "narrow.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=400)
+    assert out.exists(), proc.stderr[-2000:]
+    seen = json.loads(out.read_text())
+    assert "error" not in seen, seen
+    assert seen["diagnostics_wait"] and seen["hover_wait"], seen
+    hover = "\n".join(seen["hover"])
+    assert "**PTX**" in hover and "ld.global" in hover and f"line {load_line + 1}" in hover, hover
+    assert seen["action_wait"], seen
+    assert seen["actions"][0].startswith("Assume n_elements % 16 == 0"), seen["actions"]
+    assert seen["fixed_wait"] and "PTX001" not in seen["after"], seen
+    assert "n_elements=i32%16" in (tmp_path / "narrow.py").read_text()
+
+
 # ---------------------------------------------------------------- files changing on disk
 CALLER = textwrap.dedent('''\
     import triton

@@ -1,0 +1,80 @@
+-- Drive tritonlens from headless Neovim (0.7+) the way a user does: `vim.lsp.buf.hover()` on a load line (the
+-- markdown Neovim puts in its float), then `vim.lsp.buf.code_action()` on the PTX001 diagnostic (the first quick fix
+-- picked from `vim.ui.select`), `:write`, and the finding gone. Writes what it saw as JSON to $TRITONLENS_NVIM_OUT.
+--   nvim --headless --clean -u NONE -c "luafile tests/nvim/hover_and_action.lua" narrow.py
+local out_path = os.getenv("TRITONLENS_NVIM_OUT")
+local server = vim.fn.json_decode(os.getenv("TRITONLENS_NVIM_CMD"))
+local load_line = tonumber(os.getenv("TRITONLENS_NVIM_LINE")) -- 0-based
+local result = {}
+
+local function finish()
+  local f = io.open(out_path, "w")
+  f:write(vim.fn.json_encode(result))
+  f:close()
+  vim.cmd("qall!")
+end
+
+local ok, err = pcall(function()
+  local bufnr = vim.api.nvim_get_current_buf()
+  vim.bo[bufnr].filetype = "python"
+  local client_id = vim.lsp.start_client({
+    name = "tritonlens",
+    cmd = server,
+    root_dir = vim.fn.getcwd(),
+    init_options = { target = "cuda:90", maxWorkers = 1, compileTimeout = 120 },
+  })
+  vim.lsp.buf_attach_client(bufnr, client_id)
+
+  local function codes()
+    local found = {}
+    for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+      if d.source == "tritonlens" then
+        table.insert(found, d.code)
+      end
+    end
+    return found
+  end
+  local function has(code)
+    return vim.tbl_contains(codes(), code)
+  end
+
+  result.diagnostics_wait = vim.wait(120000, function() return has("PTX001") end, 100)
+
+  -- Hover: keep what Neovim's own handler shows.
+  local original = vim.lsp.util.open_floating_preview
+  vim.lsp.util.open_floating_preview = function(contents, syntax, opts)
+    result.hover = contents
+    return original(contents, syntax, opts)
+  end
+  vim.api.nvim_win_set_cursor(0, { load_line + 1, 8 })
+  vim.lsp.buf.hover()
+  result.hover_wait = vim.wait(10000, function() return result.hover ~= nil end, 50)
+  vim.lsp.util.open_floating_preview = original
+
+  -- Code action: the diagnostic's line, the first action picked.
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    if d.code == "PTX001" then
+      vim.api.nvim_win_set_cursor(0, { d.lnum + 1, d.col })
+    end
+  end
+  vim.ui.select = function(items, opts, on_choice)
+    result.actions = {}
+    for _, item in ipairs(items) do
+      local action = item[2] or item.action or item
+      table.insert(result.actions, action.title)
+    end
+    on_choice(items[1], 1)
+  end
+  vim.lsp.buf.code_action()
+  result.action_wait = vim.wait(120000, function()
+    return vim.fn.search("n_elements=i32%16", "nw") > 0
+  end, 100)
+  vim.cmd("write")
+  result.fixed_wait = vim.wait(120000, function() return not has("PTX001") end, 100)
+  result.after = codes()
+  vim.lsp.stop_client(client_id)
+end)
+if not ok then
+  result.error = tostring(err)
+end
+finish()
