@@ -393,3 +393,46 @@ def test_bare_assert_inside_triton_is_explained_by_its_condition(tmp_path):
             raise RuntimeError("wrapped") from inner
     except RuntimeError as exc:
         assert _root_message(exc) == "Triton's check failed: `assert lhs_dtype == 'int32'`"
+
+
+def test_workers_die_with_a_killed_parent(tmp_path):
+    """SIGKILL the process that owns the pool while its worker runs user code: the worker must not linger."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "owner.py"
+    script.write_text(textwrap.dedent(f'''\
+        import time
+        from tritonlens.compiler.pool import CompileJob, CompileService
+        from tritonlens.model import Spec
+
+        if __name__ == "__main__":  # workers are spawned: they re-import this file
+            spec = Spec(signature={{"x_ptr": "*fp32"}}, constants={{}}, attrs={{}}, options={{}}, target="cuda:90")
+            text = "import time\\nopen({str(tmp_path / 'started')!r}, 'w').close()\\ntime.sleep(600)\\n"
+            service = CompileService(1)
+            service.submit(CompileJob(path={str(tmp_path / 'k.py')!r}, text=text, qualname="k",
+                                      spec=spec.to_json(), timeout=600))
+            time.sleep(600)
+        '''))
+    owner = subprocess.Popen([sys.executable, str(script)])
+    try:
+        deadline = time.time() + 120
+        while not (tmp_path / "started").exists() and time.time() < deadline:
+            time.sleep(0.2)
+        assert (tmp_path / "started").exists(), "the worker never ran the job"
+        children = subprocess.run(["pgrep", "-P", str(owner.pid)], capture_output=True, text=True).stdout.split()
+        assert children, "no worker process found"
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(10)
+        deadline = time.time() + 10
+        alive = children
+        while alive and time.time() < deadline:
+            time.sleep(0.3)
+            alive = [pid for pid in children if os.path.exists(f"/proc/{pid}") and
+                     "zombie" not in open(f"/proc/{pid}/status").read().lower()]
+        assert not alive, f"worker(s) {alive} outlived their killed parent"
+    finally:
+        if owner.poll() is None:
+            owner.kill()

@@ -141,14 +141,23 @@ class CompileService:
         return n
 
     def shutdown(self) -> None:
+        """Stop now: queued jobs are cancelled, running ones killed (they resolve as Cancelled), threads joined."""
         self._closed = True
+        with self._lock:
+            while True:
+                try:
+                    _, fut = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if fut is not None:
+                    fut.cancel()
+            for job_id, (_, w) in list(self._running.items()):
+                self._cancelled.add(job_id)
+                w.kill()
         for _ in self._threads:
             self._queue.put((None, None))
         for t in self._threads:
             t.join(10)
-        with self._lock:
-            for _, w in self._running.values():
-                w.kill()
 
     def __enter__(self) -> "CompileService":
         return self

@@ -14,6 +14,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import types
@@ -343,9 +344,23 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
+def _exit_with_parent() -> None:
+    """A worker must not outlive the server, even one killed with SIGKILL while user code runs here."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="tritonlens-parent-watch").start()
+
+
 def serve(conn) -> None:
     """Worker loop: receive a job dict, send back Artifacts. Ends on None or a closed pipe."""
     os.environ.update(_ENV)
+    _exit_with_parent()
     import triton  # noqa: F401 — import once, before the first job
 
     conn.send({"ready": True, "pid": os.getpid()})
