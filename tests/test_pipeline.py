@@ -436,3 +436,21 @@ def test_workers_die_with_a_killed_parent(tmp_path):
     finally:
         if owner.poll() is None:
             owner.kill()
+
+
+def test_checker_works_from_stdin_and_unguarded_scripts(tmp_path):
+    """Workers are plain subprocesses: nothing re-imports the caller's `__main__` (a REPL, stdin, a notebook)."""
+    import subprocess
+    import sys
+
+    path = write(tmp_path, "add.py", VECTOR_ADD.format(n="i32%16"))
+    code = textwrap.dedent(f'''\
+        from tritonlens.pipeline import Checker
+        from tritonlens.settings import Settings
+        print("top level ran")
+        with Checker(Settings(target="cuda:90", max_workers=1)) as c:
+            art = c.check_file({path!r}).kernels[0].compiled[0].artifacts
+        print("ok" if art.ok and "ld.global.v4.b32" in art.asm["ptx"] else art.error)
+        ''')
+    out = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=300)
+    assert out.stdout.splitlines() == ["top level ran", "ok"], out.stderr[-2000:]

@@ -7,18 +7,22 @@ and replaced; the job gets an error `Artifacts` and the next job runs on a fresh
 from __future__ import annotations
 
 import itertools
-import multiprocessing as mp
 import os
 import queue
 import signal
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import Future
+from multiprocessing.connection import Connection
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Artifacts, CompileError
-from . import worker as worker_mod
+
+# The folder holding the `tritonlens` package: the worker imports it from there whatever sys.path the parent has.
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _START_TIMEOUT = 120.0  # importing triton on a loaded 2-core machine can take a while
 
@@ -42,43 +46,84 @@ class CompileJob:
 _ids = itertools.count(1)
 
 
+class _Channel:
+    """Two one-way pipes to a worker, framed by multiprocessing's Connection (pickle)."""
+
+    def __init__(self, to_worker: int, from_worker: int) -> None:
+        self._out = Connection(to_worker, readable=False)
+        self._in = Connection(from_worker, writable=False)
+
+    def send(self, obj: Any) -> None:
+        self._out.send(obj)
+
+    def poll(self, timeout: float) -> bool:
+        return self._in.poll(timeout)
+
+    def recv(self) -> Any:
+        return self._in.recv()
+
+    def close(self) -> None:
+        self._out.close()
+        self._in.close()
+
+
 class _Worker:
-    def __init__(self, ctx) -> None:
-        self.ctx = ctx
-        self.proc = None
-        self.conn = None
+    """A `python -m tritonlens.compiler.worker` process. A plain subprocess rather than multiprocessing's spawn:
+    spawn re-imports the parent's `__main__` in the child, which runs a user's unguarded script again and fails
+    outright from a REPL or stdin. Its stdout goes to our stderr: in `tritonlens serve`, stdout is the LSP channel."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.conn: _Channel | None = None
 
     def start(self) -> None:
-        parent, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=worker_mod.serve, args=(child,), daemon=True, name="tritonlens-compile")
-        self.proc.start()
-        child.close()
-        self.conn = parent
-        if not parent.poll(_START_TIMEOUT):
+        job_r, job_w = os.pipe()
+        res_r, res_w = os.pipe()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w)],
+                pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=2, env=env,
+                close_fds=True)
+        finally:
+            os.close(job_r)
+            os.close(res_w)
+        self.conn = _Channel(job_w, res_r)
+        if not self.conn.poll(_START_TIMEOUT):
             self.kill()
             raise RuntimeError("compile worker did not start (importing triton took too long)")
-        hello = parent.recv()
-        if not hello.get("ready"):
+        try:
+            hello = self.conn.recv()
+        except (EOFError, OSError):
+            why = self.describe_death()
+            self.kill()
+            raise RuntimeError(f"compile worker failed to start ({why}); is triton installed for "
+                               f"{sys.executable}?") from None
+        if not isinstance(hello, dict) or not hello.get("ready"):
             raise RuntimeError(f"compile worker failed to start: {hello}")
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.is_alive()
+        return self.proc is not None and self.proc.poll() is None
 
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.is_alive():
+        if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
-            self.proc.join(5)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
         if self.conn is not None:
             self.conn.close()
         self.proc = self.conn = None
 
     def describe_death(self) -> str:
-        code = self.proc.exitcode if self.proc else None
+        code = self.proc.wait(5) if self.proc else None
         if code is not None and code < 0:
             try:
                 return f"killed by {signal.Signals(-code).name}"
@@ -92,7 +137,6 @@ class CompileService:
 
     def __init__(self, max_workers: int = 2) -> None:
         self.max_workers = max(1, int(max_workers))
-        self._ctx = mp.get_context("spawn")
         self._queue: queue.Queue = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -174,7 +218,7 @@ class CompileService:
                 t.start()
 
     def _loop(self) -> None:
-        w = _Worker(self._ctx)
+        w = _Worker()
         try:
             while True:
                 job, fut = self._queue.get()

@@ -357,13 +357,15 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="tritonlens-parent-watch").start()
 
 
-def serve(conn) -> None:
-    """Worker loop: receive a job dict, send back Artifacts. Ends on None or a closed pipe."""
+def serve(conn, out=None) -> None:
+    """Worker loop: receive a job dict on `conn`, send back Artifacts on `out` (default `conn`). Ends on None or a
+    closed pipe."""
+    out = out or conn
     os.environ.update(_ENV)
     _exit_with_parent()
     import triton  # noqa: F401 — import once, before the first job
 
-    conn.send({"ready": True, "pid": os.getpid()})
+    out.send({"ready": True, "pid": os.getpid()})
     while True:
         try:
             job = conn.recv()
@@ -376,4 +378,15 @@ def serve(conn) -> None:
         except BaseException as exc:  # noqa: BLE001
             result = Artifacts(kernel=job.get("qualname", "?"), spec_key="", target="",
                                error=CompileError("InternalError", f"{type(exc).__name__}: {exc}"))
-        conn.send(result)
+        out.send(result)
+
+
+def main(argv: list[str]) -> None:
+    """`python -m tritonlens.compiler.worker JOB_FD RESULT_FD`: the pool's worker process."""
+    from multiprocessing.connection import Connection
+
+    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
