@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from .hover import SHOW_IR
+from .lifecycle import RECOMPILE
 from .irviews import STAGE_TITLES, compiled_specs, fmt_bytes, view_for
 from .profiling import lens_for as profile_lens_for
 
@@ -37,7 +38,9 @@ def kernel_summary(kr: "KernelReport", settings) -> str:
 def lenses_for(uri: str, kr: "KernelReport", settings) -> list[types.CodeLens]:
     line = kr.kernel.decorator_line - 1
     rng = types.Range(types.Position(line, 0), types.Position(line, 0))
-    out = [types.CodeLens(range=rng, command=types.Command(title=kernel_summary(kr, settings), command=""))]
+    # Clicking the summary recompiles the file: a real command, so clients that run every lens (Neovim) can too.
+    out = [types.CodeLens(range=rng, command=types.Command(title=kernel_summary(kr, settings), command=RECOMPILE,
+                                                           arguments=[uri]))]
     specs = compiled_specs(kr)
     if specs:
         for stage in view_for(kr, specs[0], settings).stages()[:3]:
