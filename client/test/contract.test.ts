@@ -20,7 +20,7 @@ import { didChangeConfigurationParams, initializationOptions, readSettings } fro
 import { parseStatus, STATUS_NOTIFICATION } from '../src/status';
 import { parseUri } from '../src/vscodeapi';
 
-const URI = 'file:///work/kernels/vector%20add.py';
+const URI = 'file:///home/user/kernels/vector%20add.py';
 
 /** The fixture with `${uri}` filled in (the Python side fills in its temporary file's URI). */
 function fill<T>(value: T): T {

@@ -17,7 +17,7 @@ import {
 } from '../src/irDocuments';
 import { parseUri } from '../src/vscodeapi';
 
-const SOURCE = 'file:///work/kernels/vector%20add.py';
+const SOURCE = 'file:///home/user/kernels/vector%20add.py';
 // Real TTGIR of vector_add.py (cuda:90), shortened; line 7 is tl.load of x on source line 13.
 const TTGIR = [
   '#blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>',
