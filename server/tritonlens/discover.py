@@ -16,6 +16,7 @@ import sys
 from types import SimpleNamespace
 
 from .hints import hint_lines_above
+from .loader import _is_main_guard
 from .model import Finding, KernelInfo, Param, Target
 
 MAX_IMPORT_DEPTH = 2
@@ -84,9 +85,16 @@ class ModuleScope:
             # `try: import triton / except ImportError: ...` — the first branch is what a working install sees.
             for s in stmt.body:
                 self._collect(s)
-        elif isinstance(stmt, ast.If):
+            for s in [s for h in stmt.handlers for s in h.body] + stmt.orelse + stmt.finalbody:
+                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self.defs.setdefault(s.name, s)  # type: ignore[arg-type]
+        elif isinstance(stmt, ast.If) and not _is_main_guard(stmt):
             for s in stmt.body + stmt.orelse:
                 if isinstance(s, (ast.Import, ast.ImportFrom)):
+                    self._collect(s)
+                elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self.defs.setdefault(s.name, s)  # type: ignore[arg-type]
+                elif isinstance(s, (ast.If, ast.Try)):
                     self._collect(s)
 
     def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
@@ -229,15 +237,67 @@ def discover(path: str, text: str, workspace_root: str | None = None, target: st
         return result
     scope = ModuleScope(path, text, tree, workspace_root)
     lines = text.splitlines()
-    for stmt in tree.body:
+    module_defs = scope.defs
+    for stmt, branch, defs in _module_statements(scope, tree.body, (), module_defs):
+        # Inside a branch, a helper called by name is the one that branch defines (`if HAS_TLE: def h ... else:
+        # def h ...`), which is also what the compile of that branch's kernel sees.
+        scope.defs = defs
         try:
             if _rewrap(scope, stmt, result.kernels, target):
                 continue
-            result.kernels.extend(_kernels_of_stmt(scope, stmt, lines, target))
+            found = _kernels_of_stmt(scope, stmt, lines, target)
+            for k in found:
+                k.branch = " > ".join(branch) or None
+            result.kernels.extend(found)
         except Exception as exc:  # a discovery bug must not hide the rest of the file
             result.errors.append(Finding(path, stmt.lineno, stmt.col_offset + 1, stmt.lineno, stmt.col_offset + 2,
                                          "SRC001", "error", f"tritonlens could not read this statement: {exc!r}"))
+        finally:
+            scope.defs = module_defs
     return result
+
+
+def _module_statements(scope: ModuleScope, stmts: list[ast.stmt], branch: tuple[str, ...],
+                       defs: dict[str, ast.FunctionDef]):
+    """Module-level statements in source order, looking inside top-level `if`/`elif`/`else` and
+    `try`/`except`/`else`/`finally` blocks (never function bodies, never `if __name__ == "__main__":`). Yields
+    (statement, the branch labels around it, the defs visible from it by name)."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            if _is_main_guard(stmt):
+                continue
+            yield from _if_statements(scope, stmt, branch, defs, "if")
+        elif isinstance(stmt, ast.Try):
+            parts = [("try:", stmt.body)]
+            for h in stmt.handlers:
+                what = f"except {_one_line(scope.segment(h.type))}" if h.type is not None else "except"
+                parts.append((f"{what}:", h.body))
+            parts += [("else: (of try:)", stmt.orelse), ("finally:", stmt.finalbody)]
+            for label, block in parts:
+                yield from _module_statements(scope, block, branch + (label,), _with_defs(defs, block))
+        else:
+            yield stmt, branch, defs
+
+
+def _if_statements(scope: ModuleScope, node: ast.If, branch: tuple[str, ...], defs: dict[str, ast.FunctionDef],
+                   keyword: str):
+    header = f"{keyword} {_one_line(scope.segment(node.test))}:"
+    yield from _module_statements(scope, node.body, branch + (header,), _with_defs(defs, node.body))
+    orelse = node.orelse
+    if len(orelse) == 1 and isinstance(orelse[0], ast.If) and scope.text.splitlines()[orelse[0].lineno - 1][
+            orelse[0].col_offset:].lstrip().startswith("elif"):
+        yield from _if_statements(scope, orelse[0], branch, defs, "elif")
+    elif orelse:
+        yield from _module_statements(scope, orelse, branch + (f"else: (of {header})",), _with_defs(defs, orelse))
+
+
+def _with_defs(defs: dict[str, ast.FunctionDef], block: list[ast.stmt]) -> dict[str, ast.FunctionDef]:
+    local = {s.name: s for s in block if isinstance(s, ast.FunctionDef)}
+    return {**defs, **local} if local else defs
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def helpers_of(kernel: KernelInfo) -> list[str]:

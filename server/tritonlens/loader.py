@@ -12,6 +12,9 @@ from __future__ import annotations
 import ast
 import builtins
 import hashlib
+import io
+import re
+import tokenize
 from dataclasses import dataclass, field
 
 # Statements that only bind names and whose right-hand side we accept to evaluate at import.
@@ -90,6 +93,8 @@ def _safe_compound(node: ast.stmt) -> bool:
     if isinstance(node, ast.Try):
         parts = [node.body, node.orelse, node.finalbody, *[h.body for h in node.handlers]]
     elif isinstance(node, ast.If) and not _is_main_guard(node):
+        if _has_call(node.test, allow_known=True):  # `if open("/x").read():` is not evaluated
+            return False
         parts = [node.body, node.orelse]
     else:
         return False
@@ -162,20 +167,58 @@ def _local_functions(tree: ast.Module) -> set[str]:
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
-def slice_module(text: str, roots: list[str]) -> Slice:
+def slice_module(text: str, roots: list[str], definitions: list[int] | None = None) -> Slice:
     """Keep what the top-level names in `roots` (kernels) need; blank the rest, keeping line numbers.
+
+    `definitions` are the lines (a kernel's `def` line) of definitions that must exist when the slice is imported, also
+    when they sit inside module-level `if`/`try` blocks: every such block around them is rewritten so that the branch
+    holding them is the one that runs — `if HAS_TLE:` becomes `if True:` on the same line, the other branches become
+    `pass`, a `try:` whose body holds them becomes `if True:` and its handlers `if False:` — so the condition is never
+    evaluated and a missing import in that branch is a load error, not a silent switch to the fallback. Inside a
+    chosen branch only the statements the kernels need are kept, as at top level. A `try` that alone provides a name
+    the kernels need (no handler binds it: `try: import ext as tle / except ImportError: HAS = False`) is kept without
+    its fallback for the same reason. Columns of kept lines never change.
 
     Raises SyntaxError for a file Python cannot parse (the caller reports it as SRC001).
     """
     tree = ast.parse(text)
-    lines = text.splitlines(keepends=True)
-    local_funcs = _local_functions(tree)
+    src = _Source(text)
+    choices: dict[int, object] = {}  # id(if/try node) -> key of the branch forced to run
+    for line in definitions or []:
+        path = _path_to(tree.body, line)
+        for node, key in path or []:
+            choices.setdefault(id(node), key)
+    for _ in range(64):  # a forced `try` can make more names needed; each round forces at least one more
+        units: list[ast.stmt] = []
+        _collect_units(tree.body, choices, units)
+        keep, stripped, why_dropped, unresolved, force = _walk(units, roots, _local_functions(tree))
+        force = [n for n in force if id(n) not in choices]
+        if not force:
+            break
+        for node in force:
+            choices[id(node)] = "body"
 
+    kept_ids = {id(units[i]) for i in keep}
+    for node in tree.body:  # `from __future__` imports are harmless and some code relies on them
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            kept_ids.add(id(node))
+    out = _Emitter(src, choices, kept_ids)
+    out.block(tree.body, chosen=True, top=True)
+    for first, last in stripped:
+        for ln in range(first, last + 1):
+            out.blank(ln)
+    kept_ranges = [(_first_line(u), u.end_lineno or u.lineno) for u in units if id(u) in kept_ids]
+    dropped = [(_first_line(u), u.end_lineno or u.lineno, why_dropped.get(i, "not needed by kernels"))
+               for i, u in enumerate(units) if id(u) not in kept_ids]
+    return Slice(text="".join(out.out), kept=kept_ranges, dropped=dropped, unresolved=sorted(set(unresolved)))
+
+
+def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
+    """The dependency walk: which units the roots need. Also returns the `try` units to force (see slice_module)."""
     providers: dict[str, list[int]] = {}
-    for i, node in enumerate(tree.body):
+    for i, node in enumerate(units):
         for name in _defined_names(node):
             providers.setdefault(name, []).append(i)
-
     keep: set[int] = set()
     root_set = set(roots)
     stripped: set[tuple[int, int]] = set()
@@ -183,6 +226,7 @@ def slice_module(text: str, roots: list[str]) -> Slice:
     need = list(roots)
     seen_names: set[str] = set()
     unresolved: list[str] = []
+    force: list[ast.Try] = []
     star_imports = providers.get("*", [])
     while need:
         name = need.pop()
@@ -198,7 +242,9 @@ def slice_module(text: str, roots: list[str]) -> Slice:
                         keep.add(i)
             continue
         for i in idxs:
-            node = tree.body[i]
+            node = units[i]
+            if isinstance(node, ast.Try) and _only_try_body_binds(node, name) and node not in force:
+                force.append(node)
             if i in keep:
                 continue
             if _is_main_guard(node):
@@ -225,29 +271,226 @@ def slice_module(text: str, roots: list[str]) -> Slice:
                     need.extend(_used_names(d))
             else:
                 need.extend(_used_names(node))
+    return keep, stripped, why_dropped, unresolved, force
 
-    out = ["\n" if ln.endswith("\n") else "" for ln in lines]
-    kept_ranges: list[tuple[int, int]] = []
-    # A docstring and `from __future__` imports are harmless and some code relies on the latter.
-    for i, node in enumerate(tree.body):
-        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-            keep.add(i)
-    for i in sorted(keep):
-        node = tree.body[i]
-        first, last = _first_line(node), node.end_lineno or node.lineno
-        for ln in range(first - 1, last):
-            if ln < len(lines):
-                out[ln] = lines[ln]
-        kept_ranges.append((first, last))
-    for first, last in stripped:
-        for ln in range(first - 1, last):
-            out[ln] = "\n"
-    dropped = []
-    for i, node in enumerate(tree.body):
-        if i in keep:
-            continue
-        dropped.append((_first_line(node), node.end_lineno or node.lineno, why_dropped.get(i, "not needed by kernels")))
-    return Slice(text="".join(out), kept=kept_ranges, dropped=dropped, unresolved=sorted(set(unresolved)))
+
+# ---------------------------------------------------------------- conditional definitions
+def _is_branching(node: ast.stmt) -> bool:
+    return isinstance(node, (ast.If, ast.Try)) and not _is_main_guard(node)
+
+
+def _blocks(node: ast.stmt) -> list[tuple[object, list[ast.stmt]]]:
+    if isinstance(node, ast.If):
+        return [("body", node.body), ("orelse", node.orelse)]
+    assert isinstance(node, ast.Try)
+    return [("body", node.body), *[(("handler", i), h.body) for i, h in enumerate(node.handlers)],
+            ("orelse", node.orelse), ("finalbody", node.finalbody)]
+
+
+def _runs(node: ast.stmt, key: object) -> set:
+    """The blocks of `node` that run when `key` is the branch forced."""
+    if isinstance(node, ast.If):
+        return {key}
+    if key in ("body", "orelse"):
+        return {"body", "orelse", "finalbody"}
+    return {key, "finalbody"}
+
+
+def _path_to(stmts: list[ast.stmt], line: int) -> list[tuple[ast.stmt, object]] | None:
+    """The if/try branches (outermost first) around the module-level statement spanning `line`; None if none does."""
+    for s in stmts:
+        if _first_line(s) <= line <= (s.end_lineno or s.lineno):
+            if not _is_branching(s):
+                return [] if not _is_main_guard(s) else None
+            for key, block in _blocks(s):
+                sub = _path_to(block, line)
+                if sub is not None:
+                    return [(s, key), *sub]
+            return None
+    return None
+
+
+def _collect_units(stmts: list[ast.stmt], choices: dict[int, object], units: list[ast.stmt]) -> None:
+    """The statements the dependency walk sees: forced if/try blocks are opened, their other branches vanish."""
+    for s in stmts:
+        if id(s) in choices:
+            runs = _runs(s, choices[id(s)])
+            for key, block in _blocks(s):
+                if key in runs:
+                    _collect_units(block, choices, units)
+        else:
+            units.append(s)
+
+
+def _only_try_body_binds(node: ast.Try, name: str) -> bool:
+    """`name` is bound by the try body (or its else) and by no handler: without the body it does not exist."""
+    if any(name in _defined_names(s) for h in node.handlers for s in h.body):
+        return False
+    return any(name in _defined_names(s) for s in node.body + node.orelse)
+
+
+class _Source:
+    """The source split as Python counts lines, with its tokens (for keyword positions ast does not record)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+        self._tokens: list[tokenize.TokenInfo] | None = None
+
+    def line(self, n: int) -> str:  # 1-based
+        return self.lines[n - 1] if 0 < n <= len(self.lines) else ""
+
+    def col(self, n: int, byte_col: int) -> int:
+        """ast columns are UTF-8 byte offsets; string slicing wants characters."""
+        return len(self.line(n).encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+    def tokens(self) -> list[tokenize.TokenInfo]:
+        if self._tokens is None:
+            try:
+                self._tokens = list(tokenize.generate_tokens(io.StringIO(self.text).readline))
+            except (tokenize.TokenError, SyntaxError, IndentationError):
+                self._tokens = []
+        return self._tokens
+
+    def colon_after(self, pos: tuple[int, int]) -> tuple[int, int]:
+        """End (line, char column) of the `:` that ends a compound statement's header, searching from `pos`."""
+        depth = 0
+        for tok in self.tokens():
+            if tok.start < pos or tok.type != tokenize.OP:
+                continue
+            if tok.string in "([{":
+                depth += 1
+            elif tok.string in ")]}":
+                depth -= 1
+            elif tok.string == ":" and depth <= 0:
+                return tok.end
+        raise SyntaxError("no ':' after a block header")
+
+    def keyword_after(self, word: str, pos: tuple[int, int]) -> tuple[int, int]:
+        for tok in self.tokens():
+            if tok.start >= pos and tok.type == tokenize.NAME and tok.string == word:
+                return tok.start
+        raise SyntaxError(f"no `{word}` after line {pos[0]}")
+
+
+def _eol(line: str) -> str:
+    return line[len(line.rstrip("\r\n")):] or ""
+
+
+class _Emitter:
+    """Writes the slice: kept statements verbatim, forced if/try headers rewritten in place, the rest blank."""
+
+    def __init__(self, src: _Source, choices: dict[int, object], kept: set[int]) -> None:
+        self.src = src
+        self.choices = choices
+        self.kept = kept
+        self.out = [_eol(ln) for ln in src.lines]
+
+    def blank(self, n: int) -> None:
+        if 0 < n <= len(self.out):
+            self.out[n - 1] = _eol(self.src.line(n))
+
+    def copy(self, first: int, last: int) -> None:
+        for n in range(first, last + 1):
+            if 0 < n <= len(self.out):
+                self.out[n - 1] = self.src.line(n)
+
+    def end(self, node: ast.AST) -> tuple[int, int]:
+        n = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        return n, self.src.col(n, node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+    def start(self, node: ast.AST) -> tuple[int, int]:
+        return node.lineno, self.src.col(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+    def header(self, start: tuple[int, int], colon_end: tuple[int, int], new: str, block: list[ast.stmt],
+               chosen: bool) -> bool:
+        """Replace a header (`if X:` ... `:`) by `new`; True when the block shares its line (then handled here)."""
+        (l1, c1), (l2, c2) = start, colon_end
+        rest = self.src.line(l2)[c2:]
+        same_line = bool(block) and _first_line(block[0]) == l2
+        if same_line and not chosen:
+            rest = " pass" + _eol(rest)
+            for n in range(l2 + 1, (block[-1].end_lineno or l2) + 1):
+                self.blank(n)
+        self.out[l1 - 1] = self.src.line(l1)[:c1] + new + rest
+        for n in range(l1 + 1, l2 + 1):
+            self.blank(n)
+        return same_line
+
+    def block(self, stmts: list[ast.stmt], chosen: bool, top: bool = False) -> None:
+        if not stmts:
+            return
+        first = _first_line(stmts[0])
+        last = stmts[-1].end_lineno or first
+        if not chosen:
+            for n in range(first, last + 1):
+                self.blank(n)
+            line = self.src.line(first)
+            self.out[first - 1] = line[:len(line) - len(line.lstrip())] + "pass" + _eol(line)
+            return
+        wrote = False
+        for s in stmts:
+            if id(s) in self.choices:
+                self.compound(s)
+                wrote = True
+            elif id(s) in self.kept:
+                self.copy(_first_line(s), s.end_lineno or s.lineno)
+                wrote = True
+        if not wrote and not top:
+            line = self.src.line(first)
+            self.out[first - 1] = line[:len(line) - len(line.lstrip())] + "pass" + _eol(line)
+
+    def compound(self, node: ast.stmt) -> None:
+        key = self.choices[id(node)]
+        src = self.src
+        if isinstance(node, ast.If):
+            l, c = self.start(node)
+            kw = "elif" if src.line(l)[c:].startswith("elif") else "if"
+            body_runs = key == "body"
+            if not self.header((l, c), src.colon_after(self.end(node.test)), f"{kw} {body_runs}:", node.body,
+                               body_runs):
+                self.block(node.body, body_runs)
+            if not node.orelse:
+                return
+            first = node.orelse[0]
+            is_elif = (isinstance(first, ast.If) and len(node.orelse) == 1
+                       and src.line(first.lineno)[src.col(first.lineno, first.col_offset):].startswith("elif"))
+            else_line = first.lineno if is_elif else src.keyword_after("else", self.end(node.body[-1]))[0]
+            if body_runs:  # the else/elif chain goes away
+                for n in range(else_line, (node.end_lineno or else_line) + 1):
+                    self.blank(n)
+            elif is_elif:
+                self.block(node.orelse, True)
+            else:
+                self.copy(else_line, else_line)
+                self.block(node.orelse, True)
+            return
+        assert isinstance(node, ast.Try)
+        runs = _runs(node, key)
+        body_runs = "body" in runs
+        try_start = self.start(node)
+        if not self.header(try_start, src.colon_after(try_start), f"if {body_runs}:", node.body, body_runs):
+            self.block(node.body, body_runs)
+        prev = node.body[-1]
+        for i, h in enumerate(node.handlers):
+            chosen = ("handler", i) in runs
+            after = self.end(h.type) if h.type is not None else self.start(h)
+            if not self.header(self.start(h), src.colon_after(after), f"if {chosen}:", h.body, chosen):
+                self.block(h.body, chosen)
+            prev = h.body[-1]
+        if node.orelse:
+            else_line = src.keyword_after("else", self.end(prev))[0]
+            if "orelse" in runs:  # `else:` now follows the last handler's `if False:`, so it runs
+                self.copy(else_line, else_line)
+                self.block(node.orelse, True)
+            else:
+                for n in range(else_line, (node.orelse[-1].end_lineno or else_line) + 1):
+                    self.blank(n)
+            prev = node.orelse[-1]
+        if node.finalbody:
+            at = src.keyword_after("finally", self.end(prev))
+            if not self.header(at, src.colon_after(at), "if True:", node.finalbody, True):
+                self.block(node.finalbody, True)
 
 
 _PY_BUILTINS = {"__name__", "__file__", "__doc__", "__spec__", "__package__", "__builtins__", "__loader__"}

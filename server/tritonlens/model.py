@@ -87,6 +87,15 @@ class KernelInfo:
     autotune_key: list[str] = field(default_factory=list)
     helpers: list[str] = field(default_factory=list)  # same-file functions called (transitively), workspace modules
     returns_value: bool = False  # `return <value>` in its body: a device function, never launched from the host
+    # The module-level `if`/`try` branches the definition sits in, outermost first ("if HAS_TLE:",
+    # "else: (of if HAS_TLE:)", "except ImportError:" joined by " > "); None for an unconditional definition. Several
+    # kernels of a file may share a `name` when each branch defines its own; this tells them apart.
+    branch: str | None = None
+
+    @property
+    def display_name(self) -> str:
+        """`name`, plus the branch it is defined under when there is one: "k (under `if HAS_TLE:`)"."""
+        return f"{self.name} (under `{self.branch}`)" if self.branch else self.name
 
     @property
     def constexpr_names(self) -> list[str]:

@@ -281,7 +281,9 @@ class Checker:
         if self.settings.module_execution == "full":
             return text
         root_name = (kernel.qualname or kernel.name).split(".")[0]
-        return slice_module(text, [root_name]).text
+        # The kernel's own definition must be the one that exists at import, even under an `if`/`try` whose branch
+        # would not be taken (and when another branch defines the same name): the slice forces its branch.
+        return slice_module(text, [root_name], definitions=[kernel.def_line]).text
 
     def _launches(self, kernels: list[KernelInfo], root: str, overrides: dict[str, str]):
         try:
