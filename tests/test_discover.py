@@ -133,3 +133,23 @@ def test_heuristics_wrapped_around_an_already_jitted_name():
     kernels = found("rewrapped.py")
     assert set(kernels) == {"_scale"}
     assert kernels["_scale"].heuristics == {"EVEN": 'lambda args: args["n"] % args["BLOCK"] == 0'}
+
+
+def test_kernels_inside_module_level_if_and_try_blocks():
+    path = os.path.join(DATA, "conditional.py")
+    with open(path, encoding="utf-8") as fh:
+        result = discover(path, fh.read(), workspace_root=DATA)
+    assert result.errors == []
+    got = [(k.name, k.def_line, k.branch) for k in result.kernels]
+    assert got == [
+        ("fast_kernel", 15, "if HAS_TLE:"),
+        ("fast_kernel", 23, "else: (of if HAS_TLE:)"),
+        ("k3", 29, 'if triton.__version__ >= "3.0":'),
+        ("k3", 33, 'elif triton.__version__ >= "2.0":'),
+        ("fused", 41, "except ImportError: > if True:"),
+    ]  # nothing from inside a function, nothing from `if __name__ == "__main__":`
+    first, second = result.kernels[:2]
+    assert first.display_name == "fast_kernel (under `if HAS_TLE:`)"
+    # Each branch's kernel calls the `_helper` of its own branch: same kernel text, different hash.
+    assert first.helpers == second.helpers == ["_helper"] and first.source_hash != second.source_hash
+    assert found("forms.py")["plain"].branch is None

@@ -454,3 +454,101 @@ def test_checker_works_from_stdin_and_unguarded_scripts(tmp_path):
         ''')
     out = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=300)
     assert out.stdout.splitlines() == ["top level ran", "ok"], out.stderr[-2000:]
+
+
+def _ttir_lines(kr):
+    import re
+
+    cs = kr.compiled[0]
+    assert cs.artifacts.ok, cs.artifacts.error
+    return {int(m) for m in re.findall(r'conditional\w*\.py":(\d+):', cs.artifacts.asm["ttir"])}
+
+
+def test_kernels_in_both_branches_of_an_if_are_compiled_from_their_own_lines(checker, tmp_path):
+    marker = tmp_path / "condition-ran.txt"
+    path = write(tmp_path, "conditional_if.py", f'''\
+        import triton
+        import triton.language as tl
+
+        USE_WIDE = False
+
+
+        if USE_WIDE:
+            # tritonlens: BLOCK=128
+            @triton.jit
+            def scale(x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 7)
+        else:
+            # tritonlens: BLOCK=64
+            @triton.jit
+            def scale(x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 9)
+
+        if open({str(marker)!r}, "w").write("condition ran"):
+            # tritonlens: BLOCK=32
+            @triton.jit
+            def guarded(x_ptr, BLOCK: tl.constexpr):
+                tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+        if __name__ == "__main__":
+            @triton.jit
+            def in_main(x_ptr):
+                tl.store(x_ptr, 0)
+        ''')
+    report = checker.check_file(path)
+    assert [(k.kernel.name, k.kernel.def_line, k.kernel.branch) for k in report.kernels] == [
+        ("scale", 10, "if USE_WIDE:"), ("scale", 16, "else: (of if USE_WIDE:)"),
+        ("guarded", 23, f"if open({str(marker)!r}, \"w\").write(\"condition ran\"):")]
+    wide, narrow, guarded = report.kernels
+    # The `if` branch is compiled although USE_WIDE is False at import; each compile holds its own definition.
+    assert wide.compiled[0].spec.constants["BLOCK"] == 128 and narrow.compiled[0].spec.constants["BLOCK"] == 64
+    assert 12 in _ttir_lines(wide) and not {17, 18} & _ttir_lines(wide)
+    assert 18 in _ttir_lines(narrow) and not {11, 12} & _ttir_lines(narrow)
+    assert _ttir_lines(guarded) and not marker.exists()  # the condition with a side effect never ran
+    assert not [f for f in report.all_findings() if f.code == "SRC001"]
+
+
+def test_try_kernel_needing_a_missing_module_is_a_load_error_and_its_fallback_compiles(checker, tmp_path):
+    path = write(tmp_path, "conditional_try.py", '''\
+        import triton
+        import triton.language as tl
+
+        try:
+            import tritonlens_test_missing_ext as ext
+            HAS_EXT = True
+        except ImportError:
+            HAS_EXT = False
+
+        if HAS_EXT:
+            # tritonlens: BLOCK=64
+            @triton.jit
+            def act(x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, ext.fast_exp(tl.load(x_ptr + offs)))
+
+        try:
+            from tritonlens_test_missing_ops import fused_add as _fast
+            # tritonlens: BLOCK=64
+            @triton.jit
+            def add(x_ptr, BLOCK: tl.constexpr):
+                _fast(x_ptr, BLOCK)
+        except ImportError:
+            # tritonlens: BLOCK=64
+            @triton.jit
+            def add(x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+        ''')
+    report = checker.check_file(path)
+    by_line = {k.kernel.def_line: k for k in report.kernels}
+    assert sorted(by_line) == [13, 21, 26]
+    assert by_line[26].kernel.branch == "except ImportError:" and by_line[26].compiled[0].artifacts.ok
+    errors = sorted((f.line, f.kernel, f.message) for f in report.all_findings() if f.code == "SRC001")
+    assert len(errors) == 2
+    (line1, k1, msg1), (line2, k2, msg2) = errors
+    # Each failure sits on the import that is missing and names the module; nothing fell back silently.
+    assert (line1, k1) == (5, "act") and "No module named 'tritonlens_test_missing_ext'" in msg1
+    assert (line2, k2) == (18, "add") and "No module named 'tritonlens_test_missing_ops'" in msg2
+    assert "did not load" in msg1 and "did not load" in msg2
