@@ -3,7 +3,9 @@
 `moduleExecution = definitions` (the default) builds a dependency-sliced copy of the module: the imports the kernels
 need (with their try/except fallbacks), the kernels, their helpers and decorators, and the module-level assignments
 they reference. Everything else — `if __name__ == "__main__":`, launches, tests, prints, file reads — is blanked out.
-Lines keep their numbers, so Triton's locations point into the user's file.
+Lines keep their numbers, so Triton's locations point into the user's file. A kernel defined inside a module-level
+`if`/`try` gets a slice in which its own branch is the one that runs (see `slice_module`): its condition is never
+evaluated, and another branch's definition of the same name is not in the text.
 
 Pure: no import of triton, no execution. The worker executes the text this module returns.
 """
