@@ -507,3 +507,40 @@ async def test_server_survives_bad_input(client: LanguageClient, tmp_path):
     # Still alive: a hover on the syntax-error file answers.
     await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uris["syntax"]), position=types.Position(3, 0)))
+
+
+# Two definitions of one kernel name under a module-level if/else: each is its own kernel, with its own report.
+BRANCHES = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+    FAST = False
+
+    if FAST:
+        @triton.jit
+        def k(x_ptr):
+            tl.store(x_ptr + tl.arange(0, 100), 1.0)
+    else:
+        @triton.jit
+        def k(x_ptr):
+            tl.store(x_ptr + tl.arange(0, 128), 1.0)
+    ''')
+
+
+async def test_same_name_in_two_branches_keeps_both_reports(client: LanguageClient, tmp_path):
+    uris = workspace(tmp_path, branches=BRANCHES)
+    await start(client, tmp_path)
+    open_doc(client, uris["branches"], BRANCHES)
+    diags = await settled(client, uris["branches"], lambda d: bool(by_code(d, "SRC001")))
+    assert [d.range.start.line + 1 for d in by_code(diags, "SRC001")] == [9]  # only the `if` branch fails
+
+    async def ir_at(line0):
+        return await client.protocol.send_request_async("tritonlens/irDocument", {
+            "uri": uris["branches"], "kernel": "k", "stage": "ttgir", "line": line0})
+
+    good = await ir_at(12)  # the else branch compiled: its IR, mapped to its own line
+    assert good is not None and "tt.func public @k" in good.text and good.ranges
+    assert await ir_at(8) is None  # the if branch did not compile: nothing, not the other branch's IR
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=uris["branches"])))
+    assert sorted({lens.range.start.line + 1 for lens in lenses}) == [7, 11]

@@ -93,6 +93,12 @@ class KernelInfo:
     branch: str | None = None
 
     @property
+    def key(self) -> str:
+        """Unique within a file: the name, or `name@def_line` for a definition under a module-level branch (two
+        branches may define the same name)."""
+        return f"{self.name}@{self.def_line}" if self.branch else self.name
+
+    @property
     def display_name(self) -> str:
         """`name`, plus the branch it is defined under when there is one: "k (under `if HAS_TLE:`)"."""
         return f"{self.name} (under `{self.branch}`)" if self.branch else self.name

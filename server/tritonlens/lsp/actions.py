@@ -200,7 +200,7 @@ async def fixes_for(ls: "TritonLensServer", st: "DocState", diag: types.Diagnost
 
     data = diag.data if isinstance(diag.data, dict) else {}
     code = str(diag.code or "")
-    kr = st.kernels.get(data.get("kernel") or "")
+    kr = st.kernel_named(data.get("kernel") or "", data.get("line"))
     make = CANDIDATES.get(code)
     if kr is None or make is None:
         return []
@@ -216,7 +216,7 @@ async def fixes_for(ls: "TritonLensServer", st: "DocState", diag: types.Diagnost
         cand.edits, cand.new_text, cand.shift = apply_hint(text, kr.kernel, cand.values)
         report = await in_daemon_thread(ls.checker.check_file, st.path, cand.new_text, kernels={kr.name},
                                          group=f"{st.uri}#fix")
-        new = next((k for k in report.kernels if k.name == kr.name), None)
+        new = next((k for k in report.kernels if k.name == kr.name and k.kernel.branch == kr.kernel.branch), None)
         said = outcome(kr, new, f, cand, ls.settings) if new is not None else None
         if said is None:
             continue

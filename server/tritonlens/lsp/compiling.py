@@ -56,6 +56,18 @@ class DocState:
             out.extend(kr.findings)
         return sorted(out, key=Finding.sort_key)
 
+    def kernel_named(self, name: str, line: int | None = None) -> KernelReport | None:
+        """The report for a kernel a client names: by key, else by name (the definition holding 1-based `line` when
+        several branches define that name)."""
+        if name in self.kernels:
+            return self.kernels[name]
+        same = [kr for kr in self.kernels.values() if kr.name == name]
+        if line is not None:
+            for kr in same:
+                if kr.kernel.decorator_line <= line <= kr.kernel.end_line:
+                    return kr
+        return same[0] if same else None
+
     def kernel_at(self, line: int) -> KernelReport | None:
         """The kernel whose decorators, hint lines or body hold 1-based `line`."""
         for kr in self.kernels.values():
@@ -179,7 +191,7 @@ class CompileScheduler:
         found = await asyncio.to_thread(discover, st.path, text, root)
         if gen != st.generation:
             return
-        infos = {k.name: k for k in found.kernels}
+        infos = {k.key: k for k in found.kernels}
         changed = {n for n, k in infos.items() if st.keys.get(n) != kernel_key(k)}
         to_compile = [n for n in changed if not is_device_helper(infos[n], found.kernels, text)]
         checker = server.checker
@@ -189,15 +201,16 @@ class CompileScheduler:
         def on_kernel_loop(kr: KernelReport) -> None:
             if gen != st.generation:
                 return
-            st.kernels[kr.name] = kr
-            st.infos[kr.name] = kr.kernel
+            key = kr.kernel.key
+            st.kernels[key] = kr
+            st.infos[key] = kr.kernel
             if not _transient(kr):
-                st.keys[kr.name] = kernel_key(kr.kernel)
-            done.append(kr.name)
+                st.keys[key] = kernel_key(kr.kernel)
+            done.append(key)
             self.publish(st, version)
             left = [n for n in to_compile if n not in done]
             if left:
-                progress.report(f"Compiling {left[0]} ({len(done) + 1}/{len(to_compile)})",
+                progress.report(f"Compiling {infos[left[0]].display_name} ({len(done) + 1}/{len(to_compile)})",
                                 100 * len(done) // len(to_compile))
 
         def on_kernel(kr: KernelReport) -> None:  # a pool thread
@@ -205,9 +218,10 @@ class CompileScheduler:
 
         report = None
         if to_compile:
-            await progress.begin(f"Compiling {to_compile[0]} (1/{len(to_compile)})")
+            await progress.begin(f"Compiling {infos[to_compile[0]].display_name} (1/{len(to_compile)})")
             report = await in_daemon_thread(checker.check_file, st.path, text, workspace_root=root,
-                                             on_kernel=on_kernel, group=group, kernels=set(to_compile))
+                                             on_kernel=on_kernel, group=group,
+                                             kernels={infos[k].name for k in to_compile})
             await asyncio.sleep(0)  # let the queued per-kernel callbacks run first
         if gen != st.generation:
             return

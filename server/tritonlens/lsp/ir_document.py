@@ -28,7 +28,7 @@ def ir_document(ls: "TritonLensServer", params: Any) -> dict[str, Any] | None:
     line = int(line0) + 1 if isinstance(line0, int) else None
     name = _get(params, "kernel")
     if name:
-        kr = st.kernels.get(name)
+        kr = st.kernel_named(name, line)
     else:
         kr = st.kernel_at(line) if line is not None else None
     if kr is None:

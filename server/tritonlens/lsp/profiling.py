@@ -54,7 +54,7 @@ def register(server: "TritonLensServer") -> None:
 
         target = next((a for a in _flat(args) if isinstance(a, dict) and "uri" in a and "kernel" in a), None)
         st = ls.scheduler.state(target["uri"]) if target else None
-        kr = st.kernels.get(target["kernel"]) if st else None
+        kr = st.kernel_named(target["kernel"]) if st else None
         if kr is None:
             ls.log("profileKernel: open and compile the kernel first", types.MessageType.Warning)
             return None
