@@ -189,7 +189,7 @@ def _print_text(report, select, quiet: bool) -> None:
     for kr in report.kernels:
         for cs in kr.compiled:
             art = cs.artifacts
-            head = f"  {_rel(report.path)}::{kr.name} [{cs.spec.describe()}]"
+            head = f"  {_rel(report.path)}::{kr.kernel.display_name} [{cs.spec.describe()}]"
             if art is None:
                 print(f"{head} not compiled")
             elif art.error:
@@ -201,7 +201,7 @@ def _print_text(report, select, quiet: bool) -> None:
                       f"{r.registers if r.registers is not None else '?'} regs, "
                       f"{_bytes(spill)} spilled, {_bytes(r.shared)} shared")
         if not kr.compiled:
-            print(f"  {_rel(report.path)}::{kr.name}: not compiled (no complete spec; see SRC002)")
+            print(f"  {_rel(report.path)}::{kr.kernel.display_name}: not compiled (no complete spec; see SRC002)")
 
 
 def _bytes(n: int) -> str:
