@@ -552,3 +552,23 @@ def test_try_kernel_needing_a_missing_module_is_a_load_error_and_its_fallback_co
     assert (line1, k1) == (5, "act") and "No module named 'tritonlens_test_missing_ext'" in msg1
     assert (line2, k2) == (18, "add") and "No module named 'tritonlens_test_missing_ops'" in msg2
     assert "did not load" in msg1 and "did not load" in msg2
+
+
+def test_error_on_a_name_the_slice_did_not_bind_says_why(checker, tmp_path):
+    path = write(tmp_path, "device_const.py", '''\
+        import torch
+        import triton
+        import triton.language as tl
+
+        SCALE = tl.constexpr(torch.cuda.get_device_capability()[0])
+
+
+        @triton.jit
+        def k(x_ptr):
+            offs = tl.arange(0, 128)
+            tl.store(x_ptr + offs, SCALE * 1.0)
+        ''')
+    [f] = checker.check_file(path).all_findings()
+    assert (f.code, f.line) == ("SRC001", 11)
+    assert "`SCALE` comes from line 5, not run because it calls get_device_capability() at import" in f.message
+    assert "moduleExecution to full" in f.message

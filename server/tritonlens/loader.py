@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import hashlib
 import io
 import re
 import tokenize
@@ -27,13 +26,10 @@ _BINDING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, a
 @dataclass
 class Slice:
     text: str  # same number of lines as the source; dropped statements are blank
-    kept: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based line ranges kept
-    dropped: list[tuple[int, int, str]] = field(default_factory=list)  # (first, last, why)
-    unresolved: list[str] = field(default_factory=list)  # names the kernels use that nothing at top level binds
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()
+    # Names the kernels use whose only binding was not run, and why:
+    # "line 9, not run because it calls get_device_name() at import".
+    # A compile that then fails on such a name is explained with this, not left as a bare NameError.
+    withheld: dict[str, str] = field(default_factory=dict)
 
 
 def _first_line(node: ast.stmt) -> int:
@@ -193,7 +189,7 @@ def slice_module(text: str, roots: list[str], definitions: list[int] | None = No
     for _ in range(64):  # a forced `try` can make more names needed; each round forces at least one more
         units: list[ast.stmt] = []
         _collect_units(tree.body, choices, units)
-        keep, stripped, why_dropped, unresolved, force = _walk(units, roots, _local_functions(tree))
+        keep, stripped, why_dropped, needed, force = _walk(units, roots, _local_functions(tree))
         force = [n for n in force if id(n) not in choices]
         if not force:
             break
@@ -209,10 +205,13 @@ def slice_module(text: str, roots: list[str], definitions: list[int] | None = No
     for first, last in stripped:
         for ln in range(first, last + 1):
             out.blank(ln)
-    kept_ranges = [(_first_line(u), u.end_lineno or u.lineno) for u in units if id(u) in kept_ids]
-    dropped = [(_first_line(u), u.end_lineno or u.lineno, why_dropped.get(i, "not needed by kernels"))
-               for i, u in enumerate(units) if id(u) not in kept_ids]
-    return Slice(text="".join(out.out), kept=kept_ranges, dropped=dropped, unresolved=sorted(set(unresolved)))
+    bound = set().union(*(_defined_names(u) for u in units if id(u) in kept_ids)) if kept_ids else set()
+    withheld = {}
+    for i, why in why_dropped.items():
+        for name in _defined_names(units[i]) & needed:
+            if name not in bound:
+                withheld[name] = f"line {_first_line(units[i])}, not run because it {why}"
+    return Slice(text="".join(out.out), withheld=withheld)
 
 
 def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
@@ -227,7 +226,6 @@ def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
     why_dropped: dict[int, str] = {}
     need = list(roots)
     seen_names: set[str] = set()
-    unresolved: list[str] = []
     force: list[ast.Try] = []
     star_imports = providers.get("*", [])
     while need:
@@ -238,7 +236,6 @@ def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
         idxs = providers.get(name)
         if not idxs:
             if not hasattr(builtins, name) and name not in _PY_BUILTINS:
-                unresolved.append(name)
                 for i in star_imports:  # `from x import *` may provide it
                     if i not in keep:
                         keep.add(i)
@@ -259,7 +256,7 @@ def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
                     why_dropped[i] = f"calls {bad}() at import"
                     continue
             elif isinstance(node, (ast.Try, ast.If)) and not _safe_compound(node):
-                why_dropped[i] = "top-level statement with side effects"
+                why_dropped[i] = "has side effects at import"
                 continue
             keep.add(i)
             if name in root_set and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -273,7 +270,7 @@ def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
                     need.extend(_used_names(d))
             else:
                 need.extend(_used_names(node))
-    return keep, stripped, why_dropped, unresolved, force
+    return keep, stripped, why_dropped, seen_names, force
 
 
 # ---------------------------------------------------------------- conditional definitions

@@ -17,7 +17,7 @@ from . import captures as captures_mod
 from .checks import CheckContext, compute_metrics, run_checks
 from .compiler.cache import ArtifactCache
 from .compiler.pool import CompileJob, CompileService
-from .loader import slice_module
+from .loader import Slice, slice_module
 from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec
 from .report import error_finding, finish_report
 from .settings import Settings
@@ -49,6 +49,7 @@ class _PlannedKernel:
     kernel: KernelInfo
     jobs: list[tuple[Spec, Future | Artifacts]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # from specs: SRC002, SRC003, bad hints
+    withheld: dict[str, str] = field(default_factory=dict)  # names the slice did not bind (loader.Slice.withheld)
 
 
 @dataclass
@@ -233,9 +234,10 @@ class Checker:
             kernel_caps = [c for c in caps if c.get("kernel") in (kernel.name, kernel.func_name)]
             item = _PlannedKernel(kernel)
             try:
-                slice_text = self._module_text(text, kernel)
+                module = self._module_slice(text, kernel)
             except SyntaxError:  # discover already reported it
                 continue
+            item.withheld = module.withheld
             for target in targets:
                 specs, spec_findings = self._specs(kernel, target, launches_by_kernel.get(kernel.name), kernel_caps)
                 for f in spec_findings:
@@ -243,7 +245,7 @@ class Checker:
                         item.findings.append(f)
                 for spec in specs:
                     if not spec.missing:
-                        item.jobs.append((spec, self._compile(path, slice_text, kernel, spec, root, group)))
+                        item.jobs.append((spec, self._compile(path, module.text, kernel, spec, root, group)))
             plan.kernels.append(item)
         return plan
 
@@ -273,17 +275,17 @@ class Checker:
                 art = job.result() if isinstance(job, Future) else job
             except CancelledError:
                 art = None
-            kr.compiled.append(self._analyse(item.kernel, spec, art, text))
+            kr.compiled.append(self._analyse(item, spec, art, text))
         return finish_report(kr, item.findings, self.settings)
 
     # ------------------------------------------------------------------ steps
-    def _module_text(self, text: str, kernel: KernelInfo) -> str:
+    def _module_slice(self, text: str, kernel: KernelInfo) -> Slice:
         if self.settings.module_execution == "full":
-            return text
+            return Slice(text)
         root_name = (kernel.qualname or kernel.name).split(".")[0]
         # The kernel's own definition must be the one that exists at import, even under an `if`/`try` whose branch
         # would not be taken (and when another branch defines the same name): the slice forces its branch.
-        return slice_module(text, [root_name], definitions=[kernel.def_line]).text
+        return slice_module(text, [root_name], definitions=[kernel.def_line])
 
     def _launches(self, kernels: list[KernelInfo], root: str, overrides: dict[str, str]):
         try:
@@ -332,12 +334,13 @@ class Checker:
         fut.add_done_callback(store)
         return out
 
-    def _analyse(self, kernel: KernelInfo, spec: Spec, art: Artifacts | None, text: str | None) -> CompiledSpec:
+    def _analyse(self, item: "_PlannedKernel", spec: Spec, art: Artifacts | None, text: str | None) -> CompiledSpec:
+        kernel = item.kernel
         cs = CompiledSpec(spec, art)
         if art is None:
             return cs
         if art.error is not None:
-            cs.findings.append(error_finding(kernel, spec, art))
+            cs.findings.append(error_finding(kernel, spec, art, item.withheld))
             return cs
         ctx = CheckContext(kernel, spec, art, self.settings, source=text)
         cs.metrics = compute_metrics(ctx)

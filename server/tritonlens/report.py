@@ -1,14 +1,17 @@
 """Findings of all specs of a kernel merged into one `KernelReport`: the object every presenter reads."""
 from __future__ import annotations
 
+import re
+
 from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec
 from .settings import Settings
 
 _ENV_ERRORS = {"Timeout", "WorkerCrash", "InternalError", "Cancelled"}
 
 
-def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts) -> Finding:
-    """A failed compile as SRC001 on the line Triton names (made absolute), else on the def line."""
+def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict[str, str] | None = None) -> Finding:
+    """A failed compile as SRC001 on the line Triton names (made absolute), else on the def line. When the error is
+    about a name whose only binding tritonlens chose not to run (`withheld`), the message says so."""
     err = art.error
     assert err is not None
     line = err.line or kernel.def_line
@@ -25,6 +28,11 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts) -> Finding:
         prefix = "compile error"
     first = err.message.strip().splitlines()[0] if err.message.strip() else err.kind
     message = f"{prefix}: {first}" if not first.startswith(prefix) else first
+    for name, why in (withheld or {}).items():
+        if re.search(rf"\b{re.escape(name)}\b", err.message):
+            message += (f" — `{name}` comes from {why} (moduleExecution=definitions); make it a literal or "
+                        f"tl.constexpr, or set moduleExecution to full")
+            break
     return Finding(
         path=kernel.path, line=line, column=col, end_line=line, end_column=end_col, code="SRC001",
         severity="error", message=f"{message} [{spec.describe()}]", kernel=kernel.name, config=spec.describe(),
