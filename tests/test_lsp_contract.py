@@ -93,6 +93,23 @@ async def test_client_messages_get_the_answers_the_client_reads(client: Language
     assert results["restoredTab"]["ranges"] == [] and results["restoredTab"]["languageId"] == "ttgir"
     assert results["followCursor"]["ranges"] and results["followCursor"]["ranges"] != cursor["ranges"]
 
+    # Cursor follow naming the text the tab holds: no text while it is current; the same ranges as a full answer.
+    follow = c["irDocumentFollowUp"]
+    held = await ir_document(client, follow["held"])
+    assert held is not None and isinstance(held["hash"], str) and held["text"]
+    named = json.loads(json.dumps(follow).replace("${path}", held["path"]).replace("${hash}", held["hash"]))
+    again = await ir_document(client, follow["held"])
+    assert again["hash"] == held["hash"], "the hash names the content: the same text gets the same hash"
+    short = await ir_document(client, named["followCursor"])
+    assert short is not None and sorted(short) == follow["unchangedKeys"] and short["unchanged"] is True, short
+    full = {k: v for k, v in results["followCursor"].items() if k != "text"}
+    assert {k: v for k, v in short.items() if k != "unchanged"} == full
+    stale = await ir_document(client, named["staleHave"])
+    assert sorted(stale) == c["irDocumentResultKeys"] and stale["text"] == held["text"]
+    assert stale["ranges"] == short["ranges"]
+    moved = {**named["followCursor"], "have": {**named["followCursor"]["have"], "path": "/elsewhere/add_kernel.ptx"}}
+    assert "text" in await ir_document(client, moved), "another file with the same hash is not what the client holds"
+
     for name, params in c["irDocumentNullRequests"].items():
         assert await ir_document(client, params) is None, name
 
@@ -101,6 +118,8 @@ async def test_client_messages_get_the_answers_the_client_reads(client: Language
         since = mark(client)
         await client.workspace_execute_command_async(types.ExecuteCommandParams(**c["executeCommand"][name]))
         await settled(client, uri, since=since)
+    # After a recompile that made the same PTX, the text the client holds is still current.
+    assert (await ir_document(client, named["followCursor"])).get("unchanged") is True
     profile = c["executeCommand"]["profileKernelFromLens"]
     # The command must answer, not fail. Without a GPU: null and a message saying why. With one (and ncu): this
     # kernel was never captured, so the answer carries that error and the user is told too.

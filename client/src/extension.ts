@@ -5,10 +5,10 @@ import {
   IR_DOCUMENT_REQUEST,
   IR_SCHEME,
   IrDocumentProvider,
+  IrAnswer,
+  IrLineRange,
   IrRequest,
-  IrResult,
   Stage,
-  countLines,
   cursorIrRequest,
   followIrRequest,
   languageForStage,
@@ -75,15 +75,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (!client) {
       return undefined;
     }
-    return client.sendRequest<IrResult | null>(IR_DOCUMENT_REQUEST, params);
+    return client.sendRequest<IrAnswer | null>(IR_DOCUMENT_REQUEST, params);
   });
   context.subscriptions.push(irDocuments, vscodeapi.registerTextDocumentContentProvider(IR_SCHEME, irDocuments));
 
   // The source line each visible IR editor highlights, keyed by its URI.
   const shownLine = new Map<string, number | null>();
 
-  const highlightIn = (editor: vscode.TextEditor, result: IrResult, reveal: boolean) => {
-    const lines = lineRanges(result.ranges, countLines(result.text));
+  // The line count is the provider's, counted once per text: a cursor-follow answer carries only ranges.
+  const highlightIn = (editor: vscode.TextEditor, fetched: { result: { ranges: IrLineRange[] }; lineCount: number }, reveal: boolean) => {
+    const lines = lineRanges(fetched.result.ranges, fetched.lineCount);
     vscodeapi.highlightLines(editor, highlight, lines, reveal);
   };
 
@@ -107,7 +108,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     const editor = await vscodeapi.openBeside(vscodeapi.parseUri(fetched.uri), languageForStage(request.stage));
     shownLine.set(editor.document.uri.toString(), request.line);
-    highlightIn(editor, fetched.result, true);
+    highlightIn(editor, fetched, true);
     log.info(`${fetched.key.kernel} ${request.stage} [${fetched.result.target}, ${fetched.result.spec}]`);
   }
 
@@ -118,8 +119,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       const key = parseIrQuery(editor.document.uri.query);
       const result = key && irDocuments.get(key);
-      if (result) {
-        highlightIn(editor, result, false);
+      if (key && result) {
+        highlightIn(editor, { result, lineCount: irDocuments.lineCount(key) }, false);
       }
     }
   }
@@ -148,9 +149,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         }
         shownLine.set(editor.document.uri.toString(), line);
         try {
-          const fetched = await irDocuments.fetch(followIrRequest(key, line));
+          // Names the text the tab holds, so the answer is only the new ranges while that text is current.
+          const fetched = await irDocuments.fetch(followIrRequest(key, line, irDocuments.get(key)));
           if (fetched) {
-            highlightIn(editor, fetched.result, true);
+            highlightIn(editor, fetched, true);
           }
         } catch (err) {
           log.debug(`follow cursor: ${err}`);

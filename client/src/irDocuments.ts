@@ -27,12 +27,19 @@ export function languageForStage(stage: Stage): string {
   return STAGE_LANGUAGE[stage].languageId;
 }
 
-/** Params of `tritonlens/irDocument` (also the argument of the `tritonlens.showIr` command). */
+/** Params of `tritonlens/irDocument` (also the argument of the `tritonlens.showIr` command, without `have`). */
 export interface IrRequest {
   uri: string;
   kernel: string | null;
   stage: Stage;
   line: number | null;
+  /** The text the client already holds (`path` and `hash` of an earlier answer): the server then leaves `text` out while it is current. */
+  have?: IrHave;
+}
+
+export interface IrHave {
+  path: string | null;
+  hash: string;
 }
 
 export interface IrLineRange {
@@ -48,7 +55,12 @@ export interface IrResult {
   kernel: string;
   spec: string;
   target: string;
+  /** Content hash of `text` (servers before this field existed leave it out; then `have` is never sent). */
+  hash?: string;
 }
+
+/** What the server answers: the full result, or, when the request's `have` is still current, the same without `text`. */
+export type IrAnswer = IrResult | (Omit<IrResult, 'text'> & { unchanged: true; text?: undefined });
 
 /** What names one IR document: the same kernel and stage of the same file is one tab, whatever the line. */
 export interface IrDocumentKey {
@@ -135,9 +147,19 @@ export function cursorIrRequest(uri: string, stage: Stage, line: number): IrRequ
   return { uri, kernel: null, stage, line };
 }
 
-/** The request sent when the cursor moves to another source line while an IR document of the file is visible. */
-export function followIrRequest(key: IrDocumentKey, line: number): IrRequest {
-  return { uri: key.uri, kernel: key.kernel, stage: key.stage, line };
+/**
+ * The request sent when the cursor moves to another source line while an IR document of the file is visible;
+ * with `held` (the answer the document shows) it names that text so the server need not send it again.
+ */
+export function followIrRequest(key: IrDocumentKey, line: number, held?: IrResult): IrRequest {
+  const request: IrRequest = { uri: key.uri, kernel: key.kernel, stage: key.stage, line };
+  const have = haveOf(held);
+  return have ? { ...request, have } : request;
+}
+
+/** `have` for a result the client holds, or undefined when the server gave no hash. */
+export function haveOf(held: IrResult | undefined): IrHave | undefined {
+  return held && typeof held.hash === 'string' ? { path: held.path ?? null, hash: held.hash } : undefined;
 }
 
 /** A `command:` link that opens an IR document, as the server puts in hovers. */
@@ -145,12 +167,14 @@ export function showIrCommandLink(args: IrRequest): string {
   return `command:tritonlens.showIr?${encodeURIComponent(JSON.stringify([args]))}`;
 }
 
-export type SendIrRequest = (params: IrRequest) => Promise<IrResult | null | undefined>;
+export type SendIrRequest = (params: IrRequest) => Promise<IrAnswer | null | undefined>;
 
 interface Entry {
   result: IrResult;
   /** The source line last asked for, so a refresh after a recompile keeps the same highlight. */
   line: number | null;
+  /** Lines of `result.text`, counted once per text (highlighting clamps to it on every cursor move). */
+  lineCount: number;
 }
 
 /**
@@ -164,21 +188,49 @@ export class IrDocumentProvider {
 
   constructor(private readonly send: SendIrRequest) {}
 
-  /** Asks the server for one kernel's IR; returns the URI to open, or undefined when nothing is compiled. */
-  async fetch(request: IrRequest): Promise<{ uri: string; key: IrDocumentKey; result: IrResult } | undefined> {
-    const result = await this.send(request);
-    if (!result || typeof result.text !== 'string') {
-      return undefined;
+  /**
+   * Asks the server for one kernel's IR; returns the URI to open, or undefined when nothing is compiled.
+   * When the request names its kernel and that document's text is held here, the request says so (`have`) and an
+   * `unchanged` answer (no text) only updates the ranges: `changed` is false and the text is the held one.
+   */
+  async fetch(
+    request: IrRequest,
+  ): Promise<{ uri: string; key: IrDocumentKey; result: IrResult; lineCount: number; changed: boolean } | undefined> {
+    const held = request.kernel !== null ? this.entries.get(keyString({ uri: request.uri, kernel: request.kernel, stage: request.stage })) : undefined;
+    const have = request.have ?? haveOf(held?.result);
+    const asked: IrRequest = have ? { ...request, have } : request;
+    let answer = await this.send(asked);
+    let previous: Entry | undefined;
+    let result: IrResult | undefined;
+    if (answer && typeof answer.text !== 'string' && (answer as { unchanged?: boolean }).unchanged === true) {
+      const key: IrDocumentKey = { uri: request.uri, kernel: answer.kernel ?? request.kernel ?? 'kernel', stage: request.stage };
+      previous = this.entries.get(keyString(key));
+      if (previous && previous.result.hash === answer.hash && previous.result.path === answer.path) {
+        const { unchanged: _unchanged, ...rest } = answer as IrAnswer & { unchanged: true };
+        result = { ...rest, text: previous.result.text };
+      } else {
+        // What we held went away meanwhile (a refresh replaced it): ask for the text.
+        const { have: _have, ...plain } = asked;
+        answer = await this.send(plain);
+      }
+    }
+    if (!result) {
+      if (!answer || typeof answer.text !== 'string') {
+        return undefined;
+      }
+      result = answer as IrResult;
     }
     const key: IrDocumentKey = { uri: request.uri, kernel: result.kernel ?? request.kernel ?? 'kernel', stage: request.stage };
     const k = keyString(key);
-    const previous = this.entries.get(k);
-    this.entries.set(k, { result, line: request.line });
+    previous = this.entries.get(k);
+    const same = previous !== undefined && previous.result.text === result.text;
+    const lineCount = same ? previous!.lineCount : countLines(result.text);
+    this.entries.set(k, { result, line: request.line, lineCount });
     const uri = irUri(key);
-    if (previous && previous.result.text !== result.text) {
+    if (previous && !same) {
       this.changed.fire(vscodeapi.parseUri(uri));
     }
-    return { uri, key, result };
+    return { uri, key, result, lineCount, changed: !same };
   }
 
   async provideTextDocumentContent(uri: { query: string }): Promise<string> {
@@ -197,6 +249,11 @@ export class IrDocumentProvider {
 
   get(key: IrDocumentKey): IrResult | undefined {
     return this.entries.get(keyString(key))?.result;
+  }
+
+  /** Lines of the held text of `key` (0 when none is held). */
+  lineCount(key: IrDocumentKey): number {
+    return this.entries.get(keyString(key))?.lineCount ?? 0;
   }
 
   /** Re-asks the server for every document it has shown (after a recompile); fires a change where text moved. */

@@ -8,6 +8,7 @@ import {
   cursorIrRequest,
   followIrRequest,
   IR_DOCUMENT_REQUEST,
+  IrAnswer,
   IrDocumentProvider,
   IrRequest,
   IrResult,
@@ -73,7 +74,7 @@ test('contract: cursor command, cursor follow and restored tab send the fixture 
   const sent: IrRequest[] = [];
   const answer: IrResult = {
     text: 'module {}', languageId: 'ttgir', path: '/cache/add_kernel.ttgir', ranges: [], kernel: c.kernel,
-    spec: 'cuda:90, num_warps=4', target: 'cuda:90',
+    spec: 'cuda:90, num_warps=4', target: 'cuda:90', hash: '5d41402abc4b2a76b9719d911017c592',
   };
   assert.deepEqual(Object.keys(answer).sort(), c.irDocumentResultKeys);
   const provider = new IrDocumentProvider(async (params) => {
@@ -83,6 +84,42 @@ test('contract: cursor command, cursor follow and restored tab send the fixture 
   const restored = parseUri(irUri({ uri: URI, kernel: c.kernel, stage: 'ttgir' }));
   assert.equal(await provider.provideTextDocumentContent(restored), 'module {}');
   assert.deepEqual(sent, [c.irDocumentRequests.restoredTab]);
+});
+
+test('contract: cursor follow names the held text, and an unchanged answer only moves the ranges', async () => {
+  const path = '/cache/add_kernel.ptx';
+  const hash = '9e107d9d372bb6826bd81d3542a419d6';
+  const f = JSON.parse(JSON.stringify(c.irDocumentFollowUp).split('${path}').join(path).split('${hash}').join(hash));
+  const text = Array.from({ length: 50 }, (_, i) => `ptx line ${i}`).join('\n');
+  const full: IrResult = {
+    text, languageId: 'ptx', path, hash, ranges: [{ start: 10, end: 12 }], kernel: c.kernel,
+    spec: 'x_ptr=*fp32, BLOCK_SIZE=1024, num_warps=4', target: 'cuda:90',
+  };
+  const answers: IrAnswer[] = [full, f.unchangedExample];
+  const sent: IrRequest[] = [];
+  const provider = new IrDocumentProvider(async (params) => {
+    sent.push(params);
+    return answers.shift()!;
+  });
+  const changed: string[] = [];
+  provider.onDidChange((uri) => changed.push(uri.path));
+
+  const first = await provider.fetch(f.held as IrRequest);
+  assert.ok(first);
+  assert.deepEqual(sent, [f.held], 'nothing held yet: the old request shape, no have');
+  const request = followIrRequest(first.key, f.followCursor.line, provider.get(first.key));
+  assert.deepEqual(request, f.followCursor);
+
+  assert.deepEqual(Object.keys(f.unchangedExample).sort(), f.unchangedKeys);
+  const next = await provider.fetch(request);
+  assert.ok(next);
+  assert.deepEqual(sent[1], f.followCursor);
+  assert.equal(next.changed, false);
+  assert.equal(next.result.text, text, 'the text is the one held');
+  assert.deepEqual(next.result.ranges, f.unchangedExample.ranges);
+  assert.equal(next.lineCount, 50);
+  assert.deepEqual(changed, [], 'an unchanged answer does not reload the document');
+  assert.equal(await provider.provideTextDocumentContent(parseUri(next.uri)), text);
 });
 
 test('contract: a null irDocument result (stage the target does not make) shows no document', async () => {

@@ -4,6 +4,8 @@ import * as manifest from '../../package.json';
 import {
   countLines,
   IR_SCHEME,
+  followIrRequest,
+  IrAnswer,
   IrDocumentProvider,
   IrRequest,
   IrResult,
@@ -36,7 +38,7 @@ const result = (over: Partial<IrResult> = {}): IrResult => ({
   kernel: 'add_kernel', spec: 'x_ptr=*fp32, BLOCK_SIZE=1024, num_warps=4', target: 'cuda:90', ...over,
 });
 
-function fakeServer(answers: (IrResult | null)[]) {
+function fakeServer(answers: (IrAnswer | null)[]) {
   const requests: IrRequest[] = [];
   const send = async (params: IrRequest) => {
     requests.push(params);
@@ -95,6 +97,57 @@ test('provider: a recompile that changes the text fires onDidChange for that URI
   await provider.refreshAll();
   assert.deepEqual(changed, ['/vector add.py/add_kernel.ttgir'], 'fires once: the second refresh changed nothing');
   assert.deepEqual(server.requests.map((r) => r.line), [12, 12, 12]);
+});
+
+const unchanged = (hash: string, over: Partial<IrResult> = {}): IrAnswer => {
+  const { text: _text, ...rest } = result({ hash, ...over });
+  return { ...rest, unchanged: true };
+};
+
+test('provider: a server without hashes never gets have (the old request shape)', async () => {
+  const server = fakeServer([result()]);
+  const provider = new IrDocumentProvider(server.send);
+  const key = { uri: SOURCE, kernel: 'add_kernel', stage: 'ttgir' as const };
+  await provider.fetch({ ...key, line: 12 });
+  await provider.fetch(followIrRequest(key, 13, provider.get(key)));
+  await provider.refreshAll();
+  assert.ok(server.requests.every((r) => !('have' in r)), JSON.stringify(server.requests));
+});
+
+test('provider: refresh after a recompile names the held text; unchanged keeps it, a new hash replaces it', async () => {
+  const server = fakeServer([
+    result({ hash: 'h1' }),
+    unchanged('h1', { ranges: [{ start: 1, end: 1 }] }),
+    result({ hash: 'h2', text: TTGIR + '\n// v2' }),
+  ]);
+  const provider = new IrDocumentProvider(server.send);
+  const changed: string[] = [];
+  provider.onDidChange((uri) => changed.push(uri.path));
+  const key = { uri: SOURCE, kernel: 'add_kernel', stage: 'ttgir' as const };
+  await provider.fetch({ ...key, line: 12 });
+  await provider.refreshAll();
+  assert.deepEqual(server.requests[1].have, { path: '/cache/add_kernel.ttgir', hash: 'h1' });
+  assert.equal(provider.get(key)?.text, TTGIR);
+  assert.deepEqual(provider.get(key)?.ranges, [{ start: 1, end: 1 }]);
+  assert.equal(provider.lineCount(key), 9);
+  assert.deepEqual(changed, []);
+  await provider.refreshAll();
+  assert.deepEqual(server.requests[2].have, { path: '/cache/add_kernel.ttgir', hash: 'h1' });
+  assert.equal(provider.get(key)?.text, TTGIR + '\n// v2');
+  assert.equal(provider.get(key)?.hash, 'h2');
+  assert.equal(provider.lineCount(key), 10);
+  assert.deepEqual(changed, ['/vector add.py/add_kernel.ttgir']);
+});
+
+test('provider: an unchanged answer for text no longer held asks again without have', async () => {
+  const server = fakeServer([result({ hash: 'h1' }), unchanged('h0'), result({ hash: 'h0', text: 'other' })]);
+  const provider = new IrDocumentProvider(server.send);
+  const key = { uri: SOURCE, kernel: 'add_kernel', stage: 'ttgir' as const };
+  await provider.fetch({ ...key, line: 12 });
+  const fetched = await provider.fetch({ ...key, line: 13, have: { path: '/cache/add_kernel.ttgir', hash: 'h0' } });
+  assert.equal(fetched?.result.text, 'other');
+  assert.equal(fetched?.changed, true);
+  assert.deepEqual(server.requests.map((r) => r.have?.hash), [undefined, 'h0', undefined]);
 });
 
 test('line ranges: clamped to the document, sorted, merged, bad ones dropped', () => {

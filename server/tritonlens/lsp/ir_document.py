@@ -1,4 +1,8 @@
-"""`tritonlens/irDocument`: the text of one IR stage of a kernel, and which of its lines came from a source line."""
+"""`tritonlens/irDocument`: the text of one IR stage of a kernel, and which of its lines came from a source line.
+
+A client that already holds the text (it sends `have: {"path", "hash"}`, the values of an earlier answer) gets
+`unchanged: true` and no `text` while that text is still current: following the cursor through megabytes of PTX
+then costs a few hundred bytes per move instead of the whole file."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -43,8 +47,21 @@ def ir_document(ls: "TritonLensServer", params: Any) -> dict[str, Any] | None:
     if text is None:
         return None
     ranges = [{"start": a - 1, "end": b - 1} for a, b in view.ranges(stage, line)] if line is not None else []
-    return {"text": text, "languageId": LANGUAGE_IDS.get(stage, stage), "path": view.path(stage), "ranges": ranges,
-            "kernel": kr.name, "spec": cs.spec.describe(), "target": cs.spec.target}
+    path, digest = view.path(stage), view.text_hash(stage)
+    answer: dict[str, Any] = {"languageId": LANGUAGE_IDS.get(stage, stage), "path": path, "hash": digest,
+                              "ranges": ranges, "kernel": kr.name, "spec": cs.spec.describe(), "target": cs.spec.target}
+    if _holds(_get(params, "have"), path, digest):
+        answer["unchanged"] = True
+    else:
+        answer["text"] = text
+    return answer
+
+
+def _holds(have: Any, path: str | None, digest: str | None) -> bool:
+    """Whether the client's `have` names the text we would send: same content hash and same file."""
+    if have is None or digest is None:
+        return False
+    return _get(have, "hash") == digest and _get(have, "path") == path
 
 
 def register(server: "TritonLensServer") -> None:

@@ -1,6 +1,7 @@
 """What the compiler made of one source line: the IR of a compiled spec, parsed lazily, with its line map."""
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,7 @@ class SpecView:
     def __post_init__(self) -> None:
         assert self.cs.artifacts is not None
         self.ctx = CheckContext(self.kr.kernel, self.cs.spec, self.cs.artifacts, self.settings)
+        self._hashes: dict[str, str] = {}
 
     @property
     def artifacts(self):
@@ -64,6 +66,17 @@ class SpecView:
 
     def path(self, stage: str) -> str | None:
         return self.artifacts.paths.get(stage)
+
+    def text_hash(self, stage: str) -> str | None:
+        """Content hash of one stage's text: what a client holding that text names it by (`irDocument`'s
+        `have`). Computed once per view (the text of an artefacts object never changes), not per request."""
+        h = self._hashes.get(stage)
+        if h is None:
+            text = self.text(stage)
+            if text is None:
+                return None
+            h = self._hashes[stage] = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return h
 
     def module(self, stage: str) -> Any:
         if stage not in self.artifacts.asm:
