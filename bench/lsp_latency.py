@@ -10,6 +10,7 @@ compile. Compiles for cuda:90 on the CPU; no GPU needed.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -306,6 +307,7 @@ async def big(root: str, env) -> None:
         times.append((stage, dt, len(d.get("text", "")), len(d.get("ranges", []))))
     for i, (stage, dt, size, nr) in enumerate(times):
         row(f"irDocument {stage} #{i + 1} (line {load})", ms(dt), f"{size / 1e6:.2f} MB text, {nr} ranges")
+    await follow_cursor(c, uri)
     hv = []
     for _ in range(5):
         dt, h = await c.hover(uri, load, 8)
@@ -313,6 +315,46 @@ async def big(root: str, env) -> None:
     row("hover on the big kernel's load line", f"first {ms(hv[0])}, median {ms(statistics.median(hv[1:]))}")
     row("memory after big kernel", f"{rss_mb([c.proc.pid]):.0f} MB server", f"{rss_mb(c.tree()):.0f} MB workers")
     await c.stop()
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "_asdict"):
+        value = value._asdict()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+async def follow_cursor(c: Client, uri: str) -> None:
+    """What the VS Code client does while an IR tab is visible and the cursor moves over the kernel's body:
+    one irDocument per line change. The old request (no `have`) gets the whole text every time; naming the held
+    text gets `unchanged` and only the ranges. Bytes: the result as JSON (what goes on the wire, give or take
+    whitespace); ms: the round trip (server encode, transfer, client decode)."""
+    body = [7, 8, 9, 10]  # 0-based: offs, load, sin/cos/exp, store
+    for stage in ("ptx", "sass"):
+        _, held = await c.request("tritonlens/irDocument", {"uri": uri, "kernel": "big_kernel", "stage": stage,
+                                                            "line": body[0]})
+        held = _plain(held)
+        if not held or "text" not in held:
+            row(f"cursor follow on the big {stage.upper()}", "no document")
+            continue
+        size = f"{len(held['text'].encode()) / 1e6:.1f} MB {stage.upper()}"
+        have = {"path": held["path"], "hash": held["hash"]} if "hash" in held else None
+        for label, extra in (("full text per move (no have)", {}), ("have → unchanged", {"have": have})):
+            if extra and have is None:
+                row(f"cursor follow on the {size}, {label}", "server gives no hash")
+                continue
+            times, sizes = [], []
+            for i in range(12):
+                params = {"uri": uri, "kernel": "big_kernel", "stage": stage, "line": body[(i + 1) % len(body)],
+                          **extra}
+                dt, doc = await c.request("tritonlens/irDocument", params)
+                times.append(dt)
+                sizes.append(len(json.dumps(_plain(doc)).encode()))
+            row(f"cursor follow on the {size}, {label}", f"median {ms(statistics.median(times))}",
+                f"{statistics.median(sizes):,.0f} bytes per reply, 12 moves")
 
 
 async def typing(root: str, env) -> None:
