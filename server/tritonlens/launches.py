@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .source import SourceText
+
 _UNKNOWN = object()
 
 
@@ -61,6 +63,7 @@ def find_launches(kernel_name: str, files: dict[str, str]) -> list[LaunchSite]:
 class _Finder(ast.NodeVisitor):
     def __init__(self, path: str, text: str, name: str, module_env: dict[str, Any], out: list[LaunchSite]):
         self.path, self.text, self.name, self.out = path, text, name, out
+        self.source = SourceText(text)
         self.envs = [module_env]
         self.texts: list[dict[str, str]] = [{}]
         self.aliases: list[set[str]] = [set()]
@@ -87,7 +90,7 @@ class _Finder(ast.NodeVisitor):
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
                 continue
             target = stmt.targets[0]
-            value = ast.get_source_segment(self.text, stmt.value) or ""
+            value = self.source.segment(stmt.value) or ""
             if isinstance(target, ast.Name):
                 pairs = [(target.id, value or target.id)]
             elif isinstance(target, (ast.Tuple, ast.List)) and not isinstance(stmt.value, (ast.Tuple, ast.List)):
@@ -95,7 +98,7 @@ class _Finder(ast.NodeVisitor):
                     if value and not any(isinstance(t, ast.Starred) for t in target.elts) else []
             elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)) \
                     and len(target.elts) == len(stmt.value.elts):
-                pairs = [(t.id, ast.get_source_segment(self.text, v) or t.id)
+                pairs = [(t.id, self.source.segment(v) or t.id)
                          for t, v in zip(target.elts, stmt.value.elts) if isinstance(t, ast.Name)]
             else:
                 pairs = []
@@ -123,7 +126,7 @@ class _Finder(ast.NodeVisitor):
     def _text(self, node: ast.expr) -> str:
         if isinstance(node, ast.Name) and node.id in self.texts[-1]:
             return self.texts[-1][node.id]
-        return ast.get_source_segment(self.text, node) or ""
+        return self.source.segment(node) or ""
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
