@@ -572,3 +572,52 @@ def test_error_on_a_name_the_slice_did_not_bind_says_why(checker, tmp_path):
     assert (f.code, f.line) == ("SRC001", 11)
     assert "`SCALE` comes from line 5, not run because it calls get_device_capability() at import" in f.message
     assert "moduleExecution to full" in f.message
+
+
+def test_type_error_from_a_pointer_assumed_fp32_is_an_info_that_names_it(checker, tmp_path):
+    """A loop bound read through `starts` (an int tensor in any real launch) and subtracted first: discovery does not
+    see the pointer's element type, tritonlens types it *fp32 and the compile fails — that failure is ours, not the kernel's."""
+    path = write(tmp_path, "copy_segments.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        # tritonlens: BLOCK=128
+        @triton.jit
+        def copy_segments(starts, src, dst, BLOCK: tl.constexpr):
+            pid = tl.program_id(0)
+            begin = tl.load(starts + pid)
+            end = tl.load(starts + pid + 1)
+            length = end - begin
+            for off in range(0, length, BLOCK):
+                offs = off + tl.arange(0, BLOCK)
+                row = pid * 4096 + offs
+                tl.store(dst + row, tl.load(src + row, mask=offs < length), mask=offs < length)
+        ''')
+    [f] = checker.check_file(path).all_findings()
+    assert (f.code, f.severity, f.line) == ("SRC001", "info", 12)
+    assert "starts typed *fp32" in f.message and "`# tritonlens: starts=*i32`" in f.message
+    assert f.data["assumed_pointers"] == ["starts"]
+    # With the pointer typed by the user, the same kernel compiles: the error was the assumption's.
+    hinted = write(tmp_path, "copy_segments_hinted.py", open(path).read().replace(
+        "# tritonlens: BLOCK=128", "# tritonlens: BLOCK=128, starts=*i32"))
+    report = checker.check_file(hinted)
+    assert not report.all_findings() and report.kernels[0].compiled[0].artifacts.ok
+
+
+def test_type_error_with_every_pointer_typed_by_the_user_stays_an_error(checker, tmp_path):
+    path = write(tmp_path, "float_bound.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        # tritonlens: BLOCK=128, starts=*fp32, dst=*fp32
+        @triton.jit
+        def float_bound(starts, dst, BLOCK: tl.constexpr):
+            n = tl.load(starts)
+            for off in range(0, n, BLOCK):
+                tl.store(dst + off + tl.arange(0, BLOCK), 1.0)
+        ''')
+    [f] = checker.check_file(path).all_findings()
+    assert (f.code, f.severity, f.line) == ("SRC001", "error", 9)
+    assert "assumed_pointers" not in f.data

@@ -340,7 +340,7 @@ class Checker:
         if art is None:
             return cs
         if art.error is not None:
-            cs.findings.append(error_finding(kernel, spec, art, item.withheld))
+            cs.findings.append(error_finding(kernel, spec, art, item.withheld, source=text))
             return cs
         ctx = CheckContext(kernel, spec, art, self.settings, source=text)
         cs.metrics = compute_metrics(ctx)

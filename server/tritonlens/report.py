@@ -1,17 +1,23 @@
 """Findings of all specs of a kernel merged into one `KernelReport`: the object every presenter reads."""
 from __future__ import annotations
 
+import ast
 import re
 
-from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec
+from .model import Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
 from .settings import Settings
+from .specs import ASSUMED
 
 _ENV_ERRORS = {"Timeout", "WorkerCrash", "InternalError", "Cancelled"}
 
 
-def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict[str, str] | None = None) -> Finding:
+def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict[str, str] | None = None,
+                  source: str | None = None) -> Finding:
     """A failed compile as SRC001 on the line Triton names (made absolute), else on the def line. When the error is
-    about a name whose only binding tritonlens chose not to run (`withheld`), the message says so."""
+    about a name whose only binding tritonlens chose not to run (`withheld`), the message says so. When it is a type
+    error about fp32 and values loaded through pointers that tritonlens typed `*fp32` by default reach the failing
+    line (`source`, the kernel's file, tells which), the error may be ours, not the kernel's: the finding is an info
+    that names those pointers and the hint that types them, not an error."""
     err = art.error
     assert err is not None
     line = err.line or kernel.def_line
@@ -33,11 +39,65 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
             message += (f" — `{name}` comes from {why} (moduleExecution=definitions); make it a literal or "
                         f"tl.constexpr, or set moduleExecution to full")
             break
+    severity = "error"
+    data: dict = {"kind": err.kind, "detail": err.message}
+    assumed = _assumed_pointers_behind(kernel, spec, err, source)
+    if assumed:
+        severity = "info"
+        data["assumed_pointers"] = assumed
+        shown = ", ".join(assumed)
+        message = (f"does not compile with {shown} typed *fp32, which tritonlens assumes for a pointer whose element "
+                   f"type it cannot see — {message}; if {'it points' if len(assumed) == 1 else 'they point'} to "
+                   f"integers or another type, say so in a hint: `# tritonlens: "
+                   f"{', '.join(f'{n}=*i32' for n in assumed)}`")
     return Finding(
         path=kernel.path, line=line, column=col, end_line=line, end_column=end_col, code="SRC001",
-        severity="error", message=f"{message} [{spec.describe()}]", kernel=kernel.name, config=spec.describe(),
-        target=spec.target, data={"kind": err.kind, "detail": err.message},
+        severity=severity, message=f"{message} [{spec.describe()}]", kernel=kernel.name, config=spec.describe(),
+        target=spec.target, data=data,
     )
+
+
+_FP32 = re.compile(r"\bfp32\b|\bfloat32\b")
+
+
+def _assumed_pointers_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: str | None) -> list[str]:
+    """Pointers typed `*fp32` by assumption (not by a capture, hint or launch) whose loaded values reach the line of
+    a type error that names fp32 — through the statement at that line and the assignments feeding it."""
+    if err.kind != "CompilationError" or not _FP32.search(err.message) or not err.line or source is None:
+        return []
+    assumed = [n for n, ty in spec.signature.items() if ty == "*fp32" and spec.origins.get(n) == ASSUMED]
+    if not assumed:
+        return []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and n.lineno == kernel.def_line), None)
+    if fn is None or not fn.lineno <= err.line <= (fn.end_lineno or fn.lineno):
+        return []
+    at = [s for s in ast.walk(fn) if isinstance(s, ast.stmt) and s is not fn
+          and s.lineno <= err.line <= (s.end_lineno or s.lineno)]
+    if not at:
+        return []
+    stmt = at[-1]  # ast.walk goes outside-in: the innermost statement at that line
+    focus: ast.AST = stmt
+    if isinstance(stmt, (ast.For, ast.While, ast.If)) and "Loop-carried" not in err.message:
+        focus = stmt.iter if isinstance(stmt, ast.For) else stmt.test  # the header, not the body
+    names = {n.id for n in ast.walk(focus) if isinstance(n, ast.Name)}
+    assigns = [s for s in ast.walk(fn) if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+               and getattr(s, "value", None) is not None]
+    changed = True
+    while changed:  # names feeding the failing statement, through assignments anywhere in the kernel
+        changed = False
+        for s in assigns:
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            if any(isinstance(t, ast.Name) and t.id in names for tg in targets for t in ast.walk(tg)):
+                used = {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)} - names  # type: ignore[arg-type]
+                if used:
+                    names |= used
+                    changed = True
+    return [n for n in assumed if n in names]
 
 
 def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Settings) -> KernelReport:
