@@ -1,6 +1,7 @@
-"""Quick fixes, keyed by rule code. Each candidate edit (a hint comment added or changed) is applied to a copy of the
-buffer and re-compiled; it is offered only when the re-compile shows that it helps, and its title says what it
-showed ("Assume n_elements % 16 == 0 — removes PTX001 on line 13; ld.global 32→128-bit")."""
+"""Quick fixes, keyed by rule code. Each candidate edit (a hint comment added or changed, or a literal autotune config
+edited: see `fix_configs`) is applied to a copy of the buffer and re-compiled; it is offered only when the re-compile
+shows that it helps, and its title says what it showed ("Assume n_elements % 16 == 0 — removes PTX001 on line 13;
+ld.global 32→128-bit", "Use num_warps=8 — removes SASS001 (296 B spilled → 0; registers 255 → 184)")."""
 from __future__ import annotations
 
 import re
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from lsprotocol import types
 
 from ..model import Finding, KernelInfo, KernelReport
+from . import fix_configs
 from .diagnostics import SOURCE
 from .irviews import SpecView, compiled_specs, fmt_bytes
 
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from .server import TritonLensServer
 
 MAX_FIXES_PER_DIAGNOSTIC = 2
+MAX_CONFIG_FIXES = 4  # per diagnostic, over all the configs it holds in
 _MARKER = "# tritonlens: "
 
 
@@ -78,7 +81,7 @@ def _aligned(value: str | None, is_pointer: bool) -> str:
     return f"{base if base[:1] in ('i', 'u') else 'i32'}%16"
 
 
-def _memory_candidates(kr: KernelReport, f: Finding) -> Iterator[Candidate]:
+def _memory_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Candidate]:
     params = [p for p in f.data.get("params", []) if kr.kernel.param(p) is not None]
     if not params:
         return
@@ -96,7 +99,7 @@ def _memory_candidates(kr: KernelReport, f: Finding) -> Iterator[Candidate]:
                             {name: v})
 
 
-def _missing_candidates(kr: KernelReport, f: Finding) -> Iterator[Candidate]:
+def _missing_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Candidate]:
     name = f.data.get("param")
     if not name:
         return
@@ -116,24 +119,41 @@ def _powers_for(name: str) -> list[str]:
     return ["64", "16", "1"]
 
 
-def _spill_candidates(kr: KernelReport, f: Finding) -> Iterator[Candidate]:
-    specs = compiled_specs(kr)
+def _spill_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Candidate]:
+    specs = [cs for cs in fix_configs.holding(kr, f) if cs in compiled_specs(kr)] or compiled_specs(kr)
     if not specs:
         return
     spec = specs[0].spec
     warps = int(spec.options.get("num_warps", 4))
     if warps < 16:
         yield Candidate(f"Use num_warps={warps * 2}", {"num_warps": str(warps * 2)})
-    for name in kr.kernel.constexpr_names:
+    yield from _halved_blocks(kr, spec)
+
+
+def _halved_blocks(kr: KernelReport, spec, limit: int = 3) -> Iterator[Candidate]:
+    for name in [n for n in kr.kernel.constexpr_names if "BLOCK" in n.upper()][:limit]:
         value = spec.constants.get(name)
-        if "BLOCK" in name.upper() and isinstance(value, int) and value >= 32:
+        if isinstance(value, int) and value >= 32:
             yield Candidate(f"Halve {name} to {value // 2}", {name: str(value // 2)})
 
 
-CANDIDATES: dict[str, Callable[[KernelReport, Finding], Iterator[Candidate]]] = {
+def _resource_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Candidate]:
+    """RES001 / RES002 from a hint spec: fewer pipeline stages, then smaller blocks."""
+    specs = [cs for cs in fix_configs.holding(kr, f) if cs in compiled_specs(kr)] or compiled_specs(kr)
+    if not specs:
+        return
+    spec = specs[0].spec
+    stages = spec.options.get("num_stages")
+    if isinstance(stages, int) and stages > 1 and f.data.get("limiter") != "registers":
+        yield Candidate(f"Use num_stages={stages - 1}", {"num_stages": str(stages - 1)})
+    yield from _halved_blocks(kr, spec)
+
+
+CANDIDATES: dict[str, Callable[[KernelReport, Finding, str], Iterator[Candidate]]] = {
     "PTX001": _memory_candidates, "PTX002": _memory_candidates, "SRC002": _missing_candidates,
-    "SASS001": _spill_candidates,
+    "SASS001": _spill_candidates, "RES001": _resource_candidates, "RES002": _resource_candidates,
 }
+CONFIG_CODES = {"SASS001", "RES001", "RES002"}  # findings a config edit can remove
 
 
 # ---------------------------------------------------------------- did it help?
@@ -164,9 +184,18 @@ def _width(kr: KernelReport, line: int, kind: str, settings) -> int | None:
     return max(bits) if bits else None
 
 
-def _metrics(kr: KernelReport) -> dict[str, Any]:
+def _metrics(kr: KernelReport, index: int | None = None) -> dict[str, Any]:
+    """Metrics of spec `index` of the report (the first compiled one when not given or not compiled)."""
+    if index is not None and index < len(kr.compiled) and kr.compiled[index] in compiled_specs(kr):
+        return kr.compiled[index].metrics
     specs = compiled_specs(kr)
     return specs[0].metrics if specs else {}
+
+
+def _holding_index(kr: KernelReport, f: Finding) -> int | None:
+    """Position in `kr.compiled` of the first compiled spec the finding holds in; a hint edit keeps positions."""
+    keys = set(f.data.get("specs") or [])
+    return next((i for i, cs in enumerate(kr.compiled) if cs.spec.key() in keys and cs in compiled_specs(kr)), None)
 
 
 def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: Candidate, settings) -> str | None:
@@ -187,10 +216,9 @@ def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: Candidate, s
         if before and after:
             said += f"; {kind} {before}→{after}-bit"
     else:
-        m0, m1 = _metrics(old), _metrics(new)
-        for key, name in (("registers", "registers"), ("spill_bytes", "spill bytes")):
-            if m0.get(key) is not None and m1.get(key) is not None and m0.get(key) != m1.get(key):
-                said += f"; {name} {m0[key]} → {m1[key]}"
+        at = _holding_index(old, f)
+        shown = fix_configs.deltas(f.code, _metrics(old, at), _metrics(new, at))
+        said = f"removes {f.code}" + (f" ({shown})" if shown else "")
     return said
 
 
@@ -211,19 +239,36 @@ async def fixes_for(ls: "TritonLensServer", st: "DocState", diag: types.Diagnost
     text = doc.source
     if text != st.text:  # the buffer moved on since the compile: line numbers no longer hold
         return []
+    from_configs = fix_configs.candidates(kr, f, text) if code in CONFIG_CODES else None
+    cands: Iterator[Any] = from_configs if from_configs is not None else make(kr, f, text)
+    limit = MAX_CONFIG_FIXES if from_configs is not None else MAX_FIXES_PER_DIAGNOSTIC
     out: list[types.CodeAction] = []
-    for cand in make(kr, f):
-        cand.edits, cand.new_text, cand.shift = apply_hint(text, kr.kernel, cand.values)
+    done: set[str] = set()  # config edit groups already answered by an offered fix
+    for cand in cands:
+        group = getattr(cand, "group", None)
+        if group in done:
+            continue
+        if group is None:
+            cand.edits, cand.new_text, cand.shift = apply_hint(text, kr.kernel, cand.values)
+        else:
+            cand.edits, cand.new_text, cand.shift = cand.apply(text)
         report = await in_daemon_thread(ls.checker.check_file, st.path, cand.new_text, kernels={kr.name},
                                          group=f"{st.uri}#fix")
         new = next((k for k in report.kernels if k.name == kr.name and k.kernel.branch == kr.kernel.branch), None)
-        said = outcome(kr, new, f, cand, ls.settings) if new is not None else None
+        if new is None:
+            said = None
+        elif group is None:
+            said = outcome(kr, new, f, cand, ls.settings)
+        else:
+            said = fix_configs.outcome(kr, new, f, cand)
         if said is None:
             continue
+        if group is not None:
+            done.add(group)
         out.append(types.CodeAction(
             title=f"{cand.label} — {said}", kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
             is_preferred=not out, edit=types.WorkspaceEdit(changes={st.uri: cand.edits})))
-        if len(out) >= MAX_FIXES_PER_DIAGNOSTIC:
+        if len(out) >= limit:
             break
     return out
 

@@ -1,0 +1,162 @@
+"""Quick fixes that edit a kernel's literal `@triton.autotune(configs=[triton.Config(...), ...])`: when a finding holds
+in some configs only, change THOSE configs (num_warps up, num_stages down, a BLOCK kwarg halved) or remove a config
+that can never launch. Like every fix, each candidate is re-compiled on a copy and offered with what that showed
+("In config 1 (BLOCK_N=256, num_stages=5): num_stages 5 → 4 — removes RES001; shared 240.0 KB → 192.0 KB").
+Configs built by code (a comprehension, a function) get no fix: there is no literal to edit."""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from lsprotocol import types
+
+from ..discover import ConfigSource, Span, config_sources
+from ..model import CompiledSpec, Finding, KernelReport
+from ..report import config_labels
+from .irviews import fmt_bytes
+
+_CONFIG_LABEL = re.compile(r"autotune config (\d+)/(\d+)")
+MAX_STAGE_STEPS = 3  # num_stages tried downwards from the config's value, first that removes the finding wins
+
+
+def config_index(cs: CompiledSpec) -> int | None:
+    """1-based index of the autotune config a spec was made from ("hint line 5 × autotune config 2/3" -> 2)."""
+    m = _CONFIG_LABEL.search(cs.spec.label or "")
+    return int(m.group(1)) if m else None
+
+
+def holding(kr: KernelReport, f: Finding) -> list[CompiledSpec]:
+    keys = set(f.data.get("specs") or [])
+    return [cs for cs in kr.compiled if cs.spec.key() in keys]
+
+
+def _range(span: Span) -> types.Range:
+    return types.Range(types.Position(span[0] - 1, span[1]), types.Position(span[2] - 1, span[3]))
+
+
+def _apply(text: str, edits: list[types.TextEdit]) -> str:
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+
+    def off(p: types.Position) -> int:
+        return starts[min(p.line, len(lines))] + p.character
+    for e in sorted(edits, key=lambda e: off(e.range.start), reverse=True):
+        text = text[:off(e.range.start)] + e.new_text + text[off(e.range.end):]
+    return text
+
+
+class ConfigCandidate:
+    """One edit of one Config call: `group` names the alternatives of which only the first that works is offered."""
+
+    def __init__(self, config: int, label: str, edits: list[types.TextEdit], group: str, what: str = "",
+                 removes: bool = False):
+        self.config, self.label, self.edits, self.group, self.what, self.removes = config, label, edits, group, what, removes
+        self.values: dict[str, str] = {}
+        self.new_text = ""
+        self.shift = 0
+
+    def apply(self, text: str) -> tuple[list[types.TextEdit], str, int]:
+        return self.edits, _apply(text, self.edits), 0
+
+
+def _set_option(src: ConfigSource, name: str, value: int) -> types.TextEdit:
+    if name in src.options:
+        return types.TextEdit(range=_range(src.options[name]), new_text=str(value))
+    line, col = src.close_paren
+    at = types.Range(types.Position(line - 1, col), types.Position(line - 1, col))
+    return types.TextEdit(range=at, new_text=f", {name}={value}")
+
+
+def _short_label(text: str, limit: int = 3) -> str:
+    parts = text.split(", ")
+    return ", ".join(parts[:limit]) + (", …" if len(parts) > limit else "")
+
+
+def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[ConfigCandidate] | None:
+    """Config edits for the configs `f` holds in; None when the finding does not come from literal configs (the
+    hint fixes apply then), an empty iterator when the configs are built by code."""
+    held = [i for i in (config_index(cs) for cs in holding(kr, f)) if i is not None]
+    if not held:
+        return None
+    sources = config_sources(kr.kernel.path, text, kr.kernel.def_line)
+    if sources is None:
+        return iter(())
+    labels = config_labels([cs.spec for cs in kr.compiled])
+    by_index = {cs_i: cs for cs in kr.compiled if (cs_i := config_index(cs)) is not None}
+    return _each(kr, f, sources, sorted(set(held)), labels, by_index)
+
+
+def _each(kr: KernelReport, f: Finding, sources: list[ConfigSource], held: list[int], labels: dict[str, str],
+          by_index: dict[int, CompiledSpec]) -> Iterator[ConfigCandidate]:
+    for n in held:
+        if n > len(sources):
+            continue
+        src = sources[n - 1]
+        cs = by_index[n]
+        name = f"In config {n} ({_short_label(labels.get(cs.spec.key(), ''))})"
+        warps = cs.spec.options.get("num_warps")
+        stages = cs.spec.options.get("num_stages")
+        blocks = sorted(((k, v) for k, v in src.values.items() if k in src.kwargs and "BLOCK" in k.upper()
+                         and isinstance(v, int) and v >= 32), key=lambda kv: -kv[1])
+        limiter = f.data.get("limiter")
+        if f.code == "SASS001" and isinstance(warps, int) and warps < 16 and \
+                isinstance(src.values.get("num_warps", warps), int):
+            yield ConfigCandidate(n, f"{name}: num_warps {warps} → {warps * 2}",
+                                  [_set_option(src, "num_warps", warps * 2)], f"{n}:warps")
+        if f.code in ("RES001", "RES002") and limiter != "registers" and isinstance(stages, int) and \
+                isinstance(src.values.get("num_stages", stages), int):
+            for s in range(stages - 1, max(0, stages - 1 - MAX_STAGE_STEPS), -1):
+                yield ConfigCandidate(n, f"{name}: num_stages {stages} → {s}", [_set_option(src, "num_stages", s)],
+                                      f"{n}:stages")
+        for k, v in blocks[:1] if f.code != "SASS001" else blocks[:2]:
+            yield ConfigCandidate(n, f"{name}: {k} {v} → {v // 2}",
+                                  [types.TextEdit(range=_range(src.kwargs[k]), new_text=str(v // 2))], f"{n}:{k}")
+        if f.code == "RES001" and len(sources) > 1:
+            yield ConfigCandidate(n, f"Remove config {n} ({_short_label(labels.get(cs.spec.key(), ''))})",
+                                  [types.TextEdit(range=_range(src.remove), new_text="")], f"{n}:remove",
+                                  removes=True)
+
+
+# ---------------------------------------------------------------- what the re-compile showed
+def _has(cs: CompiledSpec, code: str) -> bool:
+    return any(g.code == code for g in cs.findings)
+
+
+def _ok(cs: CompiledSpec) -> bool:
+    return cs.artifacts is not None and cs.artifacts.ok
+
+
+def deltas(code: str, m0: dict[str, Any], m1: dict[str, Any]) -> str:
+    """`296 B spilled → 0; registers 255 → 184` / `shared 240.0 KB → 192.0 KB`: the numbers behind the fix."""
+    out = []
+    if code == "SASS001" and m0.get("spill_bytes") is not None and m1.get("spill_bytes") is not None:
+        out.append(f"{fmt_bytes(m0['spill_bytes'])} spilled → {m1['spill_bytes']}")
+    if code in ("RES001", "RES002") and m0.get("shared") is not None and m1.get("shared") is not None:
+        out.append(f"shared {fmt_bytes(m0['shared'])} → {fmt_bytes(m1['shared'])}")
+    if m0.get("registers") is not None and m1.get("registers") is not None and m0["registers"] != m1["registers"]:
+        out.append(f"registers {m0['registers']} → {m1['registers']}")
+    return "; ".join(out)
+
+
+def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: ConfigCandidate) -> str | None:
+    old_cfgs = {config_index(cs) for cs in old.compiled} - {None}
+    new_cfgs = {config_index(cs) for cs in new.compiled} - {None}
+    errors = lambda kr: sum(1 for g in kr.findings if g.code == "SRC001")  # noqa: E731
+    if errors(new) > errors(old):
+        return None
+    if cand.removes:
+        if len(new_cfgs) != len(old_cfgs) - 1 or not any(_ok(cs) for cs in new.compiled):
+            return None
+        left = {config_index(cs) for cs in new.compiled if _ok(cs) and _has(cs, f.code)} - {None}
+        gone = f"removes {f.code}" if not left else f"{f.code} left in {len(left)} of {len(new_cfgs)} configs"
+        return f"{gone}; {len(new_cfgs)} config{'s' if len(new_cfgs) != 1 else ''} left"
+    if new_cfgs != old_cfgs:
+        return None
+    before = [cs for cs in holding(old, f) if config_index(cs) == cand.config]
+    after = [cs for cs in new.compiled if config_index(cs) == cand.config]
+    if not before or not after or not all(_ok(cs) for cs in after) or any(_has(cs, f.code) for cs in after):
+        return None
+    said = deltas(f.code, before[0].metrics, after[0].metrics)
+    return f"removes {f.code}" + (f"; {said}" if said else "")
