@@ -233,3 +233,24 @@ def test_configs_from_an_imported_module_say_why_they_are_not_evaluated():
     [kernel] = discover("/ws/k.py", src).kernels
     assert kernel.autotune_configs is None
     assert "imported from flag_runtime.runtime" in kernel.autotune_error and "does not run" in kernel.autotune_error
+
+
+def test_launch_argument_written_over_several_lines_is_one_line_in_the_candidates():
+    src = HEAD + '''@triton.jit
+def k(x_ptr, USE_FAST: tl.constexpr):
+    pass
+
+
+def launch(x, fast_ok, exact):
+    k[(1,)](
+        x,
+        USE_FAST=(
+            fast_ok  # only where the hardware has it
+            and not exact
+        ),
+    )
+'''
+    path = "/ws/multi_line_arg.py"
+    specs, (f,) = build_specs(kernel_of(src, "k", path=path), "cuda:90", launches=find_launches("k", {path: src}))
+    assert f.data["candidates"] == ["fast_ok and (not exact)"]
+    assert "\n" not in f.message and "(launch sites pass fast_ok and (not exact))" in f.message

@@ -30,7 +30,7 @@ class LaunchSite:
         pairs = list(zip(param_names, self.positional)) + list(self.keywords.items())
         for name, (value, text) in pairs:
             if value is _UNKNOWN:
-                exprs[name] = text
+                exprs[name] = _one_line(text)
             else:
                 values[name] = value
         return values, exprs
@@ -38,6 +38,17 @@ class LaunchSite:
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
+
+
+def _one_line(text: str) -> str:
+    """An argument written over several lines (with comments, in parentheses) as the one line a message or a hint
+    comment can hold."""
+    if "\n" not in text:
+        return text
+    try:
+        return ast.unparse(ast.parse(f"(\n{text}\n)", mode="eval"))  # a segment inside parentheses needs them
+    except SyntaxError:
+        return " ".join(text.split())
 
 
 def is_unknown(value: Any) -> bool:
