@@ -621,3 +621,34 @@ def test_type_error_with_every_pointer_typed_by_the_user_stays_an_error(checker,
     [f] = checker.check_file(path).all_findings()
     assert (f.code, f.severity, f.line) == ("SRC001", "error", 9)
     assert "assumed_pointers" not in f.data
+
+
+def test_import_under_an_if_with_a_call_in_its_condition_is_explained(checker, tmp_path):
+    """A version switch between two imports of one device function: its condition is a call, so the slice does not
+    run it, and the NameError says which call and what to do — not "make it a literal"."""
+    path = write(tmp_path, "version_switch.py", '''\
+        import operator
+
+        import triton
+        import triton.language as tl
+
+        from tritonlens_test_helpers import version_at_least
+
+        if version_at_least("triton", operator.ge, "3.0.0"):
+            from triton.language.extra.libdevice import tanh
+        else:
+            from triton.language.math import tanh
+
+
+        # tritonlens: BLOCK=128
+        @triton.jit
+        def act(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tanh(tl.load(x_ptr + offs)))
+        ''')
+    [f] = checker.check_file(path).all_findings()
+    assert (f.code, f.line) == ("SRC001", 18)
+    assert ("`tanh` comes from line 8, not run because it sits under an `if` whose condition calls "
+            "version_at_least() at import") in f.message
+    assert "bind it outside that `if`, or set moduleExecution to full" in f.message
+    assert "make it a literal" not in f.message

@@ -125,6 +125,21 @@ _ALLOWED_CALLS = {
 }
 
 
+def _why_unsafe(node: ast.Try | ast.If) -> str:
+    """Why a module-level if/try that binds a needed name is not run, naming the first call that stops it."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.If) and not _is_main_guard(sub):
+            call = _has_call(sub.test, allow_known=True)
+            if call:
+                return f"sits under an `if` whose condition calls {call}() at import"
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.stmt) and not isinstance(sub, (ast.Try, ast.If, ast.Import, ast.ImportFrom)):
+            call = _has_call(sub, allow_known=True)
+            if call:
+                return f"sits in a block that calls {call}() at import"
+    return "has side effects at import"
+
+
 def _call_name(call: ast.Call) -> str:
     f = call.func
     while isinstance(f, ast.Call):
@@ -256,7 +271,7 @@ def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
                     why_dropped[i] = f"calls {bad}() at import"
                     continue
             elif isinstance(node, (ast.Try, ast.If)) and not _safe_compound(node):
-                why_dropped[i] = "has side effects at import"
+                why_dropped[i] = _why_unsafe(node)
                 continue
             keep.add(i)
             if name in root_set and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -36,8 +36,10 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
     message = f"{prefix}: {first}" if not first.startswith(prefix) else first
     for name, why in (withheld or {}).items():
         if re.search(rf"\b{re.escape(name)}\b", err.message):
-            message += (f" — `{name}` comes from {why} (moduleExecution=definitions); make it a literal or "
-                        f"tl.constexpr, or set moduleExecution to full")
+            fix = ("bind it outside that `if`" if "`if` whose condition" in why
+                   else "make it a literal or tl.constexpr")
+            message += (f" — `{name}` comes from {why} (moduleExecution=definitions); {fix}, or set "
+                        f"moduleExecution to full")
             break
     severity = "error"
     data: dict = {"kind": err.kind, "detail": err.message}
