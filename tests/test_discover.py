@@ -153,3 +153,23 @@ def test_kernels_inside_module_level_if_and_try_blocks():
     # Each branch's kernel calls the `_helper` of its own branch: same kernel text, different hash.
     assert first.helpers == second.helpers == ["_helper"] and first.source_hash != second.source_hash
     assert found("forms.py")["plain"].branch is None
+
+
+def test_int_pointers_through_locals_and_int_stores_and_constexpr_module_defaults():
+    src = (
+        "import triton\nimport triton.language as tl\n\nMODE_MEAN: tl.constexpr = tl.constexpr(3)\n\n\n"
+        "@triton.jit\n"
+        "def seg_sum(out_ptr, x_ptr, offsets_ptr, counts_ptr, MODE: tl.constexpr = MODE_MEAN):\n"
+        "    seg = tl.program_id(0)\n"
+        "    a = tl.load(offsets_ptr + seg)\n"
+        "    n = tl.load(offsets_ptr + seg + 1) - a\n"
+        "    span = n * 2\n"
+        "    for i in range(0, span):\n"
+        "        tl.store(out_ptr + i, tl.load(x_ptr + i))\n"
+        "    tl.store(counts_ptr + seg, tl.zeros([1], dtype=tl.int32))\n"
+    )
+    [k] = discover("/ws/seg.py", src).kernels
+    pointee = {p.name: p.pointee for p in k.params if p.is_pointer}
+    assert pointee == {"out_ptr": None, "x_ptr": None, "offsets_ptr": "i32", "counts_ptr": "i32"}
+    mode = k.param("MODE")
+    assert mode.default_known and mode.default == 3

@@ -72,3 +72,12 @@ def test_hint_lines_above_stop_at_code():
     lines.insert(1, "y = 2")
     assert [h.line for h in hint_lines_above(["x = 1", "", "# tritonlens: BLOCK=1", "@jit"], 4)] == [3]
     assert hint_lines_above(["# tritonlens: BLOCK=1", "", "@jit"], 3) == []
+
+
+def test_dtype_constexprs():
+    from tritonlens.hints import parse_hint
+
+    h = parse_hint("# tritonlens: OUT=tl.bfloat16, ACC=triton.language.float32, BAD=tl.float17", 3,
+                   params=["OUT", "ACC", "BAD"], constexprs=["OUT", "ACC", "BAD"])
+    assert set(h.values) == {"OUT", "ACC"}
+    assert len(h.errors) == 1 and "unknown triton dtype" in h.errors[0]

@@ -575,32 +575,29 @@ def test_error_on_a_name_the_slice_did_not_bind_says_why(checker, tmp_path):
 
 
 def test_type_error_from_a_pointer_assumed_fp32_is_an_info_that_names_it(checker, tmp_path):
-    """A loop bound read through `starts` (an int tensor in any real launch) and subtracted first: discovery does not
-    see the pointer's element type, tritonlens types it *fp32 and the compile fails — that failure is ours, not the kernel's."""
-    path = write(tmp_path, "copy_segments.py", '''\
+    """Bit operations on a value read through `flags` (an int tensor in any real launch): discovery does not see the
+    pointer's element type, tritonlens types it *fp32 and the compile fails — that failure is ours, not the kernel's."""
+    path = write(tmp_path, "masked_copy.py", '''\
         import triton
         import triton.language as tl
 
 
         # tritonlens: BLOCK=128
         @triton.jit
-        def copy_segments(starts, src, dst, BLOCK: tl.constexpr):
+        def masked_copy(flags, src, dst, BLOCK: tl.constexpr):
             pid = tl.program_id(0)
-            begin = tl.load(starts + pid)
-            end = tl.load(starts + pid + 1)
-            length = end - begin
-            for off in range(0, length, BLOCK):
-                offs = off + tl.arange(0, BLOCK)
-                row = pid * 4096 + offs
-                tl.store(dst + row, tl.load(src + row, mask=offs < length), mask=offs < length)
+            f = tl.load(flags + pid)
+            keep = (f >> 1) & 1
+            offs = pid * BLOCK + tl.arange(0, BLOCK)
+            tl.store(dst + offs, tl.load(src + offs) * keep)
         ''')
     [f] = checker.check_file(path).all_findings()
-    assert (f.code, f.severity, f.line) == ("SRC001", "info", 12)
-    assert "starts typed *fp32" in f.message and "`# tritonlens: starts=*i32`" in f.message
-    assert f.data["assumed_pointers"] == ["starts"]
+    assert (f.code, f.severity, f.line) == ("SRC001", "info", 10)
+    assert "flags typed *fp32" in f.message and "`# tritonlens: flags=*i32`" in f.message
+    assert f.data["assumed_pointers"] == ["flags"]
     # With the pointer typed by the user, the same kernel compiles: the error was the assumption's.
-    hinted = write(tmp_path, "copy_segments_hinted.py", open(path).read().replace(
-        "# tritonlens: BLOCK=128", "# tritonlens: BLOCK=128, starts=*i32"))
+    hinted = write(tmp_path, "masked_copy_hinted.py", open(path).read().replace(
+        "# tritonlens: BLOCK=128", "# tritonlens: BLOCK=128, flags=*i32"))
     report = checker.check_file(hinted)
     assert not report.all_findings() and report.kernels[0].compiled[0].artifacts.ok
 
@@ -652,3 +649,22 @@ def test_import_under_an_if_with_a_call_in_its_condition_is_explained(checker, t
             "version_at_least() at import") in f.message
     assert "bind it outside that `if`, or set moduleExecution to full" in f.message
     assert "make it a literal" not in f.message
+
+
+def test_dtype_constexpr_from_a_hint(checker, tmp_path):
+    path = write(tmp_path, "cast.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        # tritonlens: n=i32%16, OUT_DTYPE=tl.bfloat16, BLOCK=256
+        @triton.jit
+        def cast_kernel(x_ptr, y_ptr, n, OUT_DTYPE: tl.constexpr, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            tl.store(y_ptr + offs, x.to(OUT_DTYPE), mask=offs < n)
+        ''')
+    cs = only_compiled(checker.check_file(path), "cast_kernel").compiled[0]
+    assert cs.artifacts.ok, cs.artifacts.error
+    assert "to tensor<256xbf16" in cs.artifacts.asm["ttgir"]
+    assert "OUT_DTYPE=tl.bfloat16" in cs.spec.describe()

@@ -527,18 +527,18 @@ def _params(scope: ModuleScope, fn: ast.FunctionDef) -> list[Param]:
 
 
 def _literal(scope: ModuleScope, node: ast.expr) -> tuple[bool, Any]:
+    """A default's value when it is a literal, `tl.constexpr(<literal>)`, or a module constant bound once to one
+    of those (`MODE: tl.constexpr = tl.constexpr(3)`)."""
+    if isinstance(node, ast.Name) and len(scope.assigns.get(node.id, [])) == 1:
+        value = scope.assigns[node.id][0].value
+        return _literal(scope, value) if value is not None and not isinstance(value, ast.Name) else (False, None)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and \
+            (scope.resolve(node.func) or "").endswith("constexpr"):
+        node = node.args[0]
     try:
         return True, ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError):
-        pass
-    if isinstance(node, ast.Name) and len(scope.assigns.get(node.id, [])) == 1:
-        value = scope.assigns[node.id][0].value
-        if value is not None:
-            try:
-                return True, ast.literal_eval(value)
-            except (ValueError, SyntaxError, TypeError):
-                pass
-    return False, None
+        return False, None
 
 
 def _pointer_params(scope: ModuleScope, fn: ast.FunctionDef) -> set[str]:
@@ -600,6 +600,24 @@ def _int_pointee_params(scope: ModuleScope, fn: ast.FunctionDef, pointers: set[s
                 value = value.func.value  # tl.load(...).to(tl.int64)
             if is_load(value):
                 loaded.setdefault(node.targets[0].id, set()).update(pointer_of(value))
+    # Values computed from loaded ones carry their origin: `n = tl.load(p + 1) - tl.load(p)`, `m = n * 2`.
+    assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign))]
+    changed = True
+    while changed:
+        changed = False
+        for node in assigns:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                continue
+            origin: set[str] = set()
+            for sub in ast.walk(node.value):
+                if isinstance(sub, ast.Name) and sub.id in loaded and sub.id != targets[0].id:
+                    origin |= loaded[sub.id]
+                elif is_load(sub):
+                    origin |= pointer_of(sub)
+            if origin - loaded.get(targets[0].id, set()):
+                loaded.setdefault(targets[0].id, set()).update(origin)
+                changed = True
 
     found: set[str] = set()
 
@@ -625,7 +643,28 @@ def _int_pointee_params(scope: ModuleScope, fn: ast.FunctionDef, pointers: set[s
             base = _arg(node, "pointer", 0)
             if base is not None:
                 mark_integer_uses(base)
+            # Storing an explicitly integer value: `tl.store(counts_ptr + e, tl.zeros([E], tl.int32))`.
+            value = _arg(node, "value", 1) if name != "triton.language.load" else None
+            if value is not None and _is_int_typed(scope, value) and base is not None:
+                found.update(n.id for n in ast.walk(base) if isinstance(n, ast.Name) and n.id in pointers)
     return found
+
+
+_INT_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+
+
+def _is_int_typed(scope: ModuleScope, expr: ast.expr) -> bool:
+    """`tl.zeros(shape, tl.int32)`, `tl.full(shape, 1, dtype=tl.int32)`, `x.to(tl.int64)`: an explicit int dtype."""
+    if not isinstance(expr, ast.Call):
+        return False
+    dtype = next((kw.value for kw in expr.keywords if kw.arg == "dtype"), None)
+    name = scope.resolve(expr.func) or ""
+    if dtype is None and name in ("triton.language.zeros", "triton.language.full"):
+        dtype = expr.args[-1] if len(expr.args) >= (2 if name.endswith("zeros") else 3) else None
+    if dtype is None and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to" and expr.args:
+        dtype = expr.args[0]
+    resolved = scope.resolve(dtype) if dtype is not None else None
+    return bool(resolved) and resolved.rsplit(".", 1)[-1] in _INT_DTYPES
 
 
 def _helpers(scope: ModuleScope, fn: ast.FunctionDef) -> list[str]:

@@ -45,6 +45,17 @@ class HintValue:
     value: Any = None  # for literal and option
 
 
+# A constexpr may be a triton dtype (`X_dtype=tl.float32`). Specs are JSON, so it travels as {"dtype": "float32"};
+# the compile worker turns that back into `triton.language.float32`.
+TRITON_DTYPES = {"int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float8e4nv",
+                 "float8e5", "float8e4b15", "float8e4b8", "float8e5b16", "float16", "bfloat16", "float32", "float64"}
+_DTYPE_RE = re.compile(r"(?:tl|triton\.language)\.(\w+)")
+
+
+def dtype_value(name: str) -> dict[str, str]:
+    return {"dtype": name}
+
+
 def parse_value(raw: str, *, is_option: bool = False, is_constexpr: bool = False) -> HintValue:
     """Parse one value; raises ValueError with a user-facing message (callers turn it into an error)."""
     text = raw.strip()
@@ -70,10 +81,14 @@ def parse_value(raw: str, *, is_option: bool = False, is_constexpr: bool = False
             return HintValue("scalar", type=ty, divisibility=int(div) if div and int(div) > 1 else None)
         if text.startswith("*") or re.fullmatch(r"[a-z]+[0-9]+(%\S*)?", text):
             raise ValueError(f"bad type `{text}`: expected *T, *T%1, *T%16, i32, i32%16, fp32, ... ")
+    if is_constexpr and (m := _DTYPE_RE.fullmatch(text)):
+        if m.group(1) not in TRITON_DTYPES:
+            raise ValueError(f"`{text}`: unknown triton dtype (expected tl.float16, tl.bfloat16, tl.float32, ...)")
+        return HintValue("literal", value=dtype_value(m.group(1)))
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
-        what = "a Python literal" if is_constexpr else "a type (*fp16, i32%16) or a Python literal"
+        what = "a Python literal or a tl dtype" if is_constexpr else "a type (*fp16, i32%16) or a Python literal"
         raise ValueError(f"`{text}` is not {what}") from None
     return HintValue("literal", value=value)
 

@@ -153,7 +153,8 @@ class Spec:
                 parts.append(f"{opt}={self.options[opt]}")
         for name, value in self.constants.items():
             if self.signature.get(name) == "constexpr":
-                parts.append(f"{name}={value!r}")
+                parts.append(f"{name}=tl.{value['dtype']}" if isinstance(value, dict) and "dtype" in value
+                             else f"{name}={value!r}")
         for name, ty in self.signature.items():
             if ty == "constexpr":
                 continue

@@ -122,6 +122,15 @@ def find_jit_function(module: types.ModuleType, qualname: str):
     return obj
 
 
+def _constexpr_value(value: Any) -> Any:
+    """Spec values are JSON; a triton dtype travels as {"dtype": "float32"} (see hints.dtype_value)."""
+    if isinstance(value, dict) and set(value) == {"dtype"}:
+        import triton.language as tl
+
+        return getattr(tl, value["dtype"])
+    return value
+
+
 def gpu_target(target: Target):
     from triton.backends.compiler import GPUTarget
 
@@ -271,6 +280,7 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     box: dict[str, str] = {}
     try:
         signature, constexprs, attrs = spec_to_compile_args(spec, list(jit_fn.arg_names))
+        constexprs = {k: _constexpr_value(v) for k, v in constexprs.items()}
         with captured_output() as box:
             kernel = triton.compile(ASTSource(jit_fn, signature, constexprs, attrs), target=gpu_target(target),
                                     options=options)
