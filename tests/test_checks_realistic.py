@@ -198,3 +198,34 @@ def test_hip_buffer_loads_are_checked(checkers, tmp_path):
     assert load.data["cause"] == "mask" and load.data["params"] == ["N"] and "buffer_load_ushort" in load.message
     fixed = check(c, tmp_path, "row_scale16.py", _ROW_SCALE.replace("NTYPE", "i32%16"))
     assert not [f for f in fixed if f.code.startswith("PTX")]
+
+
+# ---------------------------------------------------------------- causes stay inside their kernel
+def test_ptx001_params_come_from_this_kernel_only(checkers, tmp_path):
+    """Two kernels with the same parameter names assign the same local from different ones; a narrow load in the
+    first must name only what reaches it there (`pad`), not what the second kernel's `base` uses (`stride`)."""
+    found = check(checkers("cuda:90"), tmp_path, "two_kernels.py", """\
+        # tritonlens: x_ptr=*fp32, pad=i32, stride=i32, BLOCK=512
+        @triton.jit
+        def rows_a(x_ptr, pad, stride, BLOCK: tl.constexpr):
+            row = tl.program_id(0)
+            offs = tl.arange(0, BLOCK)
+            base = row * pad
+            x = tl.load(x_ptr + base + offs)
+            tl.store(x_ptr + base + offs, x * 2)
+
+
+        # tritonlens: x_ptr=*fp32, pad=i32%16, stride=i32, BLOCK=512
+        @triton.jit
+        def rows_b(x_ptr, pad, stride, BLOCK: tl.constexpr):
+            row = tl.program_id(0)
+            offs = tl.arange(0, BLOCK)
+            base = row * stride + pad
+            x = tl.load(x_ptr + base + offs)
+            tl.store(x_ptr + base + offs, x * 2)
+        """, "PTX001")
+    first = [f for f in found if f.kernel == "rows_a"]
+    assert first, [f.message for f in found]
+    for f in first:
+        assert f.data["params"] == ["pad"], f.data
+        assert "stride" not in f.message.split("[")[0]

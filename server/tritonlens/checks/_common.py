@@ -44,7 +44,9 @@ class CallSite:
 class SourceIndex:
     """Calls of a source file keyed by the position Triton stamps on the ops they create."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, scope: tuple[int, int] | None = None):
+        """`scope` (first, last line of a kernel): assignments are read only there and at module level, so that a
+        name another kernel of the file also assigns does not leak into this kernel's causes."""
         self.lines = text.split("\n")
         self.by_stamp: dict[tuple[int, int], list[CallSite]] = {}
         self.assigns: dict[str, list[ast.expr]] = {}
@@ -52,10 +54,12 @@ class SourceIndex:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             return
+        module_level = {id(n) for n in tree.body}
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 self._add_call(node)
-            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None and (
+                    scope is None or id(node) in module_level or scope[0] <= node.lineno <= scope[1]):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
                     for n in ast.walk(t):
@@ -115,13 +119,14 @@ class SourceIndex:
 
 
 @lru_cache(maxsize=32)
-def _index_for(text: str) -> SourceIndex:
-    return SourceIndex(text)
+def _index_for(text: str, scope: tuple[int, int] | None) -> SourceIndex:
+    return SourceIndex(text, scope)
 
 
 def source_index(ctx) -> SourceIndex:
-    text = source_text(ctx)
-    return _index_for(text or "")
+    """The index of the compiled text, its assignments scoped to this kernel (and the module)."""
+    k = ctx.kernel
+    return _index_for(source_text(ctx) or "", (k.decorator_line, k.end_line))
 
 
 def anchor(ctx, line: int, col: int, names: tuple[str, ...] = ()) -> tuple[Span, CallSite | None]:
