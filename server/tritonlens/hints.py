@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .model import HintLine
+from .source import split_top_level
 
 HINT_MARKER = "tritonlens:"
 
@@ -93,27 +94,6 @@ def parse_value(raw: str, *, is_option: bool = False, is_constexpr: bool = False
     return HintValue("literal", value=value)
 
 
-def split_items(text: str) -> list[tuple[str, int]]:
-    """Split on top-level commas (not inside quotes or brackets); returns (item, offset in text)."""
-    items: list[tuple[str, int]] = []
-    depth, quote, start = 0, "", 0
-    for i, ch in enumerate(text):
-        if quote:
-            if ch == quote and text[i - 1] != "\\":
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append((text[start:i], start))
-            start = i + 1
-    items.append((text[start:], start))
-    return [(s, o) for s, o in items if s.strip()]
-
-
 def parse_hint(comment: str, line: int, col: int = 1, params: Iterable[str] | None = None,
                constexprs: Iterable[str] | None = None) -> HintLine:
     """Parse one comment line (`# tritonlens: a=1, ...`, or just the part after the marker).
@@ -128,7 +108,7 @@ def parse_hint(comment: str, line: int, col: int = 1, params: Iterable[str] | No
     body = comment[body_offset:]
     known = list(params) if params is not None else None
     cexpr = set(constexprs or ())
-    for item, off in split_items(body):
+    for item, off in split_top_level(body):
         lead = len(item) - len(item.lstrip())
         start = col + body_offset + off + lead
         stripped = item.strip()

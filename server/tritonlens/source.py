@@ -1,4 +1,4 @@
-"""Source segments of AST nodes in linear time.
+"""Text helpers shared by the parsers: source segments of AST nodes in linear time, top-level comma splitting.
 
 `ast.get_source_segment` splits the whole text on every call, which is quadratic over a file with many calls
 (launch-site scans ask thousands of times per file). `SourceText` splits once, the same way (\\r\\n, \\r, \\n), and
@@ -40,3 +40,30 @@ class SourceText:
         head = lines[first].encode()[col:].decode()
         tail = lines[last].encode()[:end_col].decode()
         return "".join([head, *lines[first + 1:last], tail])
+
+
+def split_top_level(text: str) -> list[tuple[str, int]]:
+    """Split on commas outside quotes and brackets: `a=1, b=(2, 3), c="x,y"` -> items with their offsets in `text`.
+    Used for hint comments and for LLVM debug metadata fields; empty items are dropped."""
+    items: list[tuple[str, int]] = []
+    depth, quote, start = 0, "", 0
+    escaped = False
+    for i, ch in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append((text[start:i], start))
+            start = i + 1
+    items.append((text[start:], start))
+    return [(s, o) for s, o in items if s.strip()]

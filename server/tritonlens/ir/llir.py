@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..source import split_top_level
 from .linemap import LineMap, SrcLoc, pick_frames
 
 
@@ -17,26 +18,7 @@ class LlirModule:
 def _fields(body: str) -> dict[str, str]:
     """`line: 8, column: 43, scope: !13` -> {"line": "8", ...} (strings unquoted; commas inside quotes kept)."""
     out: dict[str, str] = {}
-    key_start = 0
-    in_str = False
-    depth = 0
-    parts = []
-    for i, c in enumerate(body):
-        if in_str:
-            if c == "\\":
-                continue
-            if c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "({[":
-            depth += 1
-        elif c in ")}]":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(body[key_start:i])
-            key_start = i + 1
-    parts.append(body[key_start:])
+    parts = [item for item, _ in split_top_level(body)]
     for p in parts:
         k, sep, v = p.partition(":")
         if sep:
