@@ -24,3 +24,21 @@ def checker():
 
     with Checker(Settings(target="cuda:90", max_workers=2)) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def checkers():
+    """`checkers("cuda:80")`: one Checker per target, made on first use, for a test module."""
+    from tritonlens.pipeline import Checker
+    from tritonlens.settings import Settings
+
+    made: dict = {}
+
+    def get(target: str):
+        if target not in made:
+            made[target] = Checker(Settings(target=target, max_workers=2))
+        return made[target]
+
+    yield get
+    for c in made.values():
+        c.close()

@@ -5,24 +5,8 @@ import textwrap
 
 import pytest
 
-from tritonlens.pipeline import Checker
-from tritonlens.settings import Settings
 
 HEAD = "import triton\nimport triton.language as tl\n\n\n"
-
-
-@pytest.fixture(scope="module")
-def checkers():
-    made: dict[str, Checker] = {}
-
-    def get(target: str) -> Checker:
-        if target not in made:
-            made[target] = Checker(Settings(target=target, max_workers=2))
-        return made[target]
-
-    yield get
-    for c in made.values():
-        c.close()
 
 
 def check(checker, tmp_path, name: str, body: str, code: str | None = None):

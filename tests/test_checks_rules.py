@@ -13,20 +13,6 @@ BAD = os.path.join(REPO, "examples", "bad")
 GOOD = os.path.join(REPO, "examples")
 
 
-@pytest.fixture(scope="module")
-def checkers():
-    made: dict[str, Checker] = {}
-
-    def get(target: str) -> Checker:
-        if target not in made:
-            made[target] = Checker(Settings(target=target, max_workers=2))
-        return made[target]
-
-    yield get
-    for c in made.values():
-        c.close()
-
-
 def bad(name: str) -> str:
     return os.path.join(BAD, name)
 

@@ -8,7 +8,6 @@ import re
 import textwrap
 
 import pytest_lsp
-from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from conftest import EXAMPLES

@@ -3,7 +3,6 @@ import json
 import os
 import textwrap
 
-import pytest
 
 from tritonlens.cli import main as cli_main
 from tritonlens.compiler.pool import CompileJob, CompileService

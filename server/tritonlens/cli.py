@@ -121,7 +121,7 @@ def _collect_files(paths: list[str]) -> tuple[list[str], list[str]]:
     return files, problems
 
 
-def _settings_from(args) -> "Settings":
+def _settings_from(args):
     from .settings import Settings
 
     s = Settings(target=args.target, extra_targets=list(getattr(args, "extra_targets", [])),
