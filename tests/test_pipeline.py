@@ -667,3 +667,26 @@ def test_dtype_constexpr_from_a_hint(checker, tmp_path):
     assert cs.artifacts.ok, cs.artifacts.error
     assert "to tensor<256xbf16" in cs.artifacts.asm["ttgir"]
     assert "OUT_DTYPE=tl.bfloat16" in cs.spec.describe()
+
+
+def test_load_error_is_not_replayed_from_the_cache_once_the_module_exists(checker, tmp_path):
+    # The kernel's module imports a package that is not installed yet; installing it must make the next check compile.
+    path = write(tmp_path, "needs_pkg.py", '''\
+        import triton
+        import triton.language as tl
+        from tritonlens_test_late_pkg import SCALE
+
+
+        # tritonlens: BLOCK=64
+        @triton.jit
+        def scale(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) * SCALE)
+        ''')
+    first = only_compiled(checker.check_file(path), "scale").compiled[0].artifacts
+    assert first.error is not None and first.error.kind == "LoadError"
+    assert "tritonlens_test_late_pkg" in first.error.message
+    # Installing it (here: the module appears next to the file, where the loader finds it) must not replay the failure.
+    (tmp_path / "tritonlens_test_late_pkg.py").write_text("import triton.language as tl\n\nSCALE = tl.constexpr(2)\n")
+    second = only_compiled(checker.check_file(path), "scale").compiled[0].artifacts
+    assert second.ok and not second.cached
