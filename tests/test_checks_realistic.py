@@ -213,3 +213,23 @@ def test_ptx001_params_come_from_this_kernel_only(checkers, tmp_path):
     for f in first:
         assert f.data["params"] == ["pad"], f.data
         assert "stride" not in f.message.split("[")[0]
+
+
+def test_stride_of_the_row_of_a_linearized_tile_is_not_named_as_the_inner_stride(checkers, tmp_path):
+    # `offs // D` is the row of a flattened (rows × D) tile: constant over consecutive offs, so `stride_r` is a row
+    # stride. Only `stride_c`, which multiplies `offs % D`, can be the reason the addresses are not contiguous.
+    c = checkers("cuda:90")
+    loads = check(c, tmp_path, "linear.py", """\
+        # tritonlens: x_ptr=*fp16, y_ptr=*fp16, stride_r=i32, stride_c=i32, D=i32%16, n=i32%16, BLOCK=1024
+        @triton.jit
+        def flat_copy(x_ptr, y_ptr, stride_r, stride_c, D, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            r = offs // D
+            col = offs % D
+            x = tl.load(x_ptr + r * stride_r + col * stride_c, mask=offs < n)
+            tl.store(y_ptr + offs, x, mask=offs < n)
+        """, "PTX001")
+    assert [f.line for f in loads] == [11]
+    assert loads[0].data["cause"] == "stride" and loads[0].data["params"] == ["stride_c"]
+    why = loads[0].message.split(" [")[0]
+    assert "stride_c=1" in why and "stride_r" not in why

@@ -172,9 +172,10 @@ def _arange_derived(idx, expr, depth: int = 6) -> bool:
     return False
 
 
-def _along_last_axis(idx, expr) -> bool:
-    """An arange-derived index that varies along a tensor's last (contiguous) axis: `offs`, `rk[None, :]` — not
-    `rm[:, None]`, which indexes rows."""
+def _along_last_axis(idx, expr, depth: int = 6) -> bool:
+    """An arange-derived index that varies along a tensor's last (contiguous) axis: `offs`, `rk[None, :]`, `offs % D`
+    — not `rm[:, None]`, which indexes rows, nor `offs // D`, the row of a linearized tile (constant over a run of
+    consecutive `offs`, so a stride multiplying it is a row stride)."""
     import ast
 
     if isinstance(expr, ast.Subscript):
@@ -183,8 +184,15 @@ def _along_last_axis(idx, expr) -> bool:
         if elts and isinstance(elts[-1], ast.Constant) and elts[-1].value is None:
             return False
         return _arange_derived(idx, expr.value)
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-        return _along_last_axis(idx, expr.left) or _along_last_axis(idx, expr.right)
+    if isinstance(expr, ast.BinOp):
+        if isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
+            return _along_last_axis(idx, expr.left, depth) or _along_last_axis(idx, expr.right, depth)
+        if isinstance(expr.op, (ast.FloorDiv, ast.RShift)):
+            return False
+        if isinstance(expr.op, (ast.Mod, ast.BitAnd)):
+            return _along_last_axis(idx, expr.left, depth)
+    if isinstance(expr, ast.Name) and depth > 0 and expr.id in idx.assigns:
+        return any(_along_last_axis(idx, v, depth - 1) for v in idx.assigns[expr.id])
     return _arange_derived(idx, expr)
 
 
