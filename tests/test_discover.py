@@ -173,3 +173,20 @@ def test_int_pointers_through_locals_and_int_stores_and_constexpr_module_default
     assert pointee == {"out_ptr": None, "x_ptr": None, "offsets_ptr": "i32", "counts_ptr": "i32"}
     mode = k.param("MODE")
     assert mode.default_known and mode.default == 3
+
+
+def test_pointer_whose_loaded_value_goes_to_cdiv_is_assumed_int():
+    # tl.cdiv of an fp32 is a TypeError: a length loaded from memory and split with tl.cdiv points to integers.
+    src = (
+        "import triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\n"
+        "def split_sum(out_ptr, x_ptr, lens_ptr, SPLITS: tl.constexpr, BLOCK: tl.constexpr):\n"
+        "    n = tl.load(lens_ptr + tl.program_id(0))\n"
+        "    per_split = tl.cdiv(n, SPLITS)\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < per_split)\n"
+        "    tl.store(out_ptr + tl.program_id(0), tl.sum(x))\n"
+    )
+    [k] = discover("/ws/split.py", src).kernels
+    pointee = {p.name: p.pointee for p in k.params if p.is_pointer}
+    assert pointee == {"out_ptr": None, "x_ptr": None, "lens_ptr": "i32"}

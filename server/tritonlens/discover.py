@@ -634,7 +634,8 @@ def _int_pointee_params(scope: ModuleScope, fn: ast.FunctionDef, pointers: set[s
         if not isinstance(node, ast.Call):
             continue
         name = scope.resolve(node.func) or (node.func.id if isinstance(node.func, ast.Name) else "")
-        if name in ("range", "builtins.range", "triton.language.range", "triton.language.static_range"):
+        if name in ("range", "builtins.range", "triton.language.range", "triton.language.static_range",
+                    "triton.language.cdiv", "triton.cdiv"):  # tl.cdiv takes ints only (fp32 is a TypeError)
             for a in node.args:
                 mark_integer_uses(a)
                 if is_load(a):
