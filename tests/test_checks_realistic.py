@@ -233,3 +233,25 @@ def test_stride_of_the_row_of_a_linearized_tile_is_not_named_as_the_inner_stride
     assert loads[0].data["cause"] == "stride" and loads[0].data["params"] == ["stride_c"]
     why = loads[0].message.split(" [")[0]
     assert "stride_c=1" in why and "stride_r" not in why
+
+
+def test_strides_inside_a_row_index_are_not_the_inner_stride(checkers, tmp_path):
+    # Paged KV: the page and in-page strides build the row offset `(...)[:, None]`; the columns are `offs_d`. Those
+    # strides are not why the load is narrow — they are row strides whose divisibility is unknown.
+    c = checkers("cuda:90")
+    loads = check(c, tmp_path, "paged.py", """\
+        # tritonlens: k_ptr=*fp16, out_ptr=*fp16, table_ptr=*i32, stride_page=i32, stride_tok=i32, PAGE=16, BN=32, D=64
+        @triton.jit
+        def gather_k(k_ptr, out_ptr, table_ptr, stride_page, stride_tok, PAGE: tl.constexpr, BN: tl.constexpr,
+                     D: tl.constexpr):
+            offs_n = tl.program_id(0) * BN + tl.arange(0, BN)
+            offs_d = tl.arange(0, D)
+            page = tl.load(table_ptr + offs_n // PAGE).to(tl.int64)
+            in_page = offs_n % PAGE
+            k = tl.load(k_ptr + (page * stride_page + in_page * stride_tok)[:, None] + offs_d[None, :])
+            tl.store(out_ptr + offs_n[:, None] * D + offs_d[None, :], k)
+        """, "PTX001")
+    assert [f.line for f in loads] == [13]
+    assert loads[0].data["cause"] == "pointer"
+    assert sorted(loads[0].data["params"]) == ["stride_page", "stride_tok"]
+    assert "not contiguous" not in loads[0].message

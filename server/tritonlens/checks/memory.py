@@ -204,9 +204,22 @@ def _inner_strides(idx, pointer_expr, params: list[str]) -> list[str]:
     exprs = [pointer_expr]
     for name in idx.names_reaching(frozenset(n.id for n in _names(pointer_expr))):
         exprs.extend(idx.assigns.get(name, []))
+    def walk_columns(node):
+        """ast.walk that does not enter `(...)[:, None]`: what is inside indexes rows, whatever it multiplies."""
+        todo = [node]
+        while todo:
+            n = todo.pop()
+            yield n
+            if isinstance(n, ast.Subscript):
+                sl = n.slice
+                elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+                if elts and isinstance(elts[-1], ast.Constant) and elts[-1].value is None:
+                    continue
+            todo.extend(ast.iter_child_nodes(n))
+
     found: list[str] = []
     for e in exprs:
-        for n in ast.walk(e):
+        for n in walk_columns(e):
             if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)):
                 continue
             for this, other in ((n.left, n.right), (n.right, n.left)):
