@@ -139,7 +139,8 @@ def test_kernels_inside_module_level_if_and_try_blocks():
     path = os.path.join(DATA, "conditional.py")
     with open(path, encoding="utf-8") as fh:
         result = discover(path, fh.read(), workspace_root=DATA)
-    assert result.errors == []
+    # The kernel inside a function is not compiled, and says so (SRC005), rather than vanish.
+    assert [(f.code, f.kernel) for f in result.errors] == [("SRC005", "inner")]
     got = [(k.name, k.def_line, k.branch) for k in result.kernels]
     assert got == [
         ("fast_kernel", 15, "if HAS_TLE:"),
@@ -190,3 +191,33 @@ def test_pointer_whose_loaded_value_goes_to_cdiv_is_assumed_int():
     [k] = discover("/ws/split.py", src).kernels
     pointee = {p.name: p.pointee for p in k.params if p.is_pointer}
     assert pointee == {"out_ptr": None, "x_ptr": None, "lens_ptr": "i32"}
+
+
+def test_kernel_inside_a_function_is_reported_not_silently_skipped():
+    src = (
+        "import triton.language as tl\n\n\ndef make():\n    import triton\n\n"
+        "    @triton.jit\n    def inner(x_ptr):\n        tl.store(x_ptr, 1.0)\n    return inner\n"
+    )
+    r = discover("/ws/factory.py", src)
+    assert r.kernels == []
+    [f] = r.errors
+    assert (f.code, f.severity, f.line, f.kernel) == ("SRC005", "info", 8, "inner")
+    assert "inside `make()`" in f.message
+
+
+def test_triton_re_exported_by_an_installed_package(tmp_path, monkeypatch):
+    """`from somepkg.triton_utils import triton, tl` with somepkg installed (not in the workspace): its file is read as
+    text to see that `triton` is triton — never imported."""
+    site = tmp_path / "site"
+    (site / "somepkg").mkdir(parents=True)
+    (site / "somepkg" / "__init__.py").write_text("raise RuntimeError('importing this package is not allowed')\n")
+    (site / "somepkg" / "triton_utils.py").write_text("import triton\nimport triton.language as tl\n")
+    monkeypatch.syspath_prepend(str(site))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    src = (
+        "from somepkg.triton_utils import tl, triton\n\n\n@triton.jit\n"
+        "def k(x_ptr, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n"
+    )
+    [kernel] = discover(str(ws / "k.py"), src, str(ws)).kernels
+    assert kernel.name == "k" and kernel.constexpr_names == ["BLOCK"]

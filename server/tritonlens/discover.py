@@ -128,7 +128,8 @@ class ModuleScope:
                 self.imports[local] = f"{module}.{a.name}"
 
     def _find_workspace_module(self, dotted: str, level: int) -> str | None:
-        """The file of a module that lives in the workspace (relative import, or absolute under the root)."""
+        """The file of a module in the workspace (relative import, or absolute under the root), else of an installed
+        package on sys.path."""
         parts = [p for p in dotted.split(".") if p]
         bases: list[str] = []
         here = os.path.dirname(os.path.abspath(self.path))
@@ -150,6 +151,9 @@ class ModuleScope:
                 package_root = os.path.dirname(package_root)
             if package_root not in bases:
                 bases.append(package_root)
+            # Installed packages (`from vllm.triton_utils import triton` with vllm in site-packages): their files are
+            # read as text like the workspace's, never imported.
+            bases.extend(p for p in sys.path if p and os.path.isdir(p) and p not in bases)
         for base in bases:
             cand = os.path.join(base, *parts)
             for f in (cand + ".py", os.path.join(cand, "__init__.py")):
@@ -258,7 +262,41 @@ def discover(path: str, text: str, workspace_root: str | None = None, target: st
                                          "SRC001", "error", f"tritonlens could not read this statement: {exc!r}"))
         finally:
             scope.defs = module_defs
+    result.errors.extend(_kernels_out_of_reach(scope, tree, path))
     return result
+
+
+def _kernels_out_of_reach(scope: ModuleScope, tree: ast.Module, path: str) -> list[Finding]:
+    """@jit functions defined inside a function body: they exist only when that function runs, so there is nothing
+    to import and compile. Say so on each, rather than report a file with no kernels."""
+    out: list[Finding] = []
+
+    def visit(node: ast.AST, outer: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if outer is not None and any(_looks_like_jit(scope, d) for d in child.decorator_list):
+                    out.append(Finding(
+                        path, child.lineno, child.col_offset + 1, child.lineno, child.col_offset + 4, "SRC005", "info",
+                        f"kernel `{child.name}` is defined inside `{outer}()`, so it exists only when that function "
+                        "runs: tritonlens compiles module-level kernels (and static methods) only — define it at "
+                        "module level to see what the compiler does with it", kernel=child.name))
+                visit(child, child.name)
+            elif isinstance(child, ast.ClassDef):
+                visit(child, outer)
+            else:
+                visit(child, outer)
+
+    visit(tree, None)
+    return out
+
+
+def _looks_like_jit(scope: ModuleScope, deco: ast.expr) -> bool:
+    """`@triton.jit` / `@jit(...)` even when the import sits inside the enclosing function (unresolvable here)."""
+    if _kind(scope, deco) == JIT:
+        return True
+    func = deco.func if isinstance(deco, ast.Call) else deco
+    return isinstance(func, ast.Attribute) and func.attr == "jit" and isinstance(func.value, ast.Name) and \
+        func.value.id in ("triton", "tl")
 
 
 def _module_statements(scope: ModuleScope, stmts: list[ast.stmt], branch: tuple[str, ...],

@@ -48,6 +48,8 @@ def register_meta(code: str, name: str, severity: str, summary: str) -> None:
 register_meta("SRC001", "compile-error", "error", "Triton could not compile the kernel (or Python could not parse the file)")
 register_meta("SRC002", "missing-specialization", "info", "a constexpr has no value from captures, hints, configs or defaults")
 register_meta("SRC003", "stale-capture", "info", "a captured launch no longer fits the kernel's parameters")
+register_meta("SRC005", "kernel-out-of-reach", "info",
+              "a @triton.jit function defined inside another function: it cannot be compiled on its own")
 register_meta("SRC004", "bad-hint", "warning", "a `# tritonlens:` hint comment has a value tritonlens cannot use")
 
 
