@@ -83,9 +83,11 @@ class SourceIndex:
                           if isinstance(n, ast.Name))
         site = CallSite(node, name, span, names, {k.arg: k.value for k in node.keywords if k.arg}, args)
         self.by_stamp.setdefault(stamp, []).append(site)
-        # the call's own position too: ops made with no argument visited last (and helpers inlined)
-        if (node.lineno, node.col_offset) != stamp:
-            self.by_stamp.setdefault((node.lineno, node.col_offset), []).append(site)
+        # the call's own position too: ops made with no argument visited last (and helpers inlined); and its 1-based
+        # column, which is what Triton releases after 3.6 stamp on the ops a call makes
+        for pos in ((node.lineno, node.col_offset), (node.lineno, node.col_offset + 1)):
+            if pos != stamp and site not in self.by_stamp.get(pos, []):
+                self.by_stamp.setdefault(pos, []).append(site)
 
     def call_at(self, line: int, col: int, names: tuple[str, ...] = ()) -> CallSite | None:
         sites = self.by_stamp.get((line, col), [])
