@@ -255,3 +255,22 @@ def test_strides_inside_a_row_index_are_not_the_inner_stride(checkers, tmp_path)
     assert loads[0].data["cause"] == "pointer"
     assert sorted(loads[0].data["params"]) == ["stride_page", "stride_tok"]
     assert "not contiguous" not in loads[0].message
+
+
+def test_unswizzled_pipeline_buffer_is_not_blamed_for_a_narrow_cp_async(checkers, tmp_path):
+    # A row loop pipelined with tl.range(num_stages=...) copies each row into an unswizzled shared buffer
+    # (vec = 1, maxPhase = 1) — no dot consumes it. The copy is narrow because the row stride is not known to be a
+    # multiple of 16; blaming the shared layout ("the dot operand's layout") would send the user the wrong way.
+    c = checkers("cuda:90")
+    loads = check(c, tmp_path, "rows.py", """\
+        # tritonlens: BLOCK=1024, num_warps=8
+        @triton.jit
+        def row_scale(out_ptr, in_ptr, stride, n_rows, n_cols, BLOCK: tl.constexpr):
+            for r in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=4):
+                cols = tl.arange(0, BLOCK)
+                x = tl.load(in_ptr + r * stride + cols, mask=cols < n_cols, other=0.0)
+                tl.store(out_ptr + r * BLOCK + cols, x * 2.0)
+        """, "PTX001")
+    assert [f.line for f in loads] == [10]  # the tl.load (the helper prepends the imports)
+    assert loads[0].data["cause"] != "shared-layout", loads[0].message
+    assert "dot" not in loads[0].message and "stride" in loads[0].message

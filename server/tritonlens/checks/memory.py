@@ -149,7 +149,11 @@ def _shared_layout_cause(ctx, acc: _Access) -> str | None:
                 f"the dot needs this operand K-major: store it transposed in global memory (load it K-contiguous "
                 f"and pass tl.trans(...) to tl.dot)")
     vec = sh.get("vec", "")
-    if vec.isdigit() and int(vec) * acc.elem_bits < _FULL_BITS:
+    # The swizzle vector only splits copies when there is a swizzle: an unswizzled tile (maxPhase = 1, what a
+    # pipelined load with no dot consumer gets, vec = 1) is contiguous along its order, so it caps nothing.
+    phase = sh.get("maxPhase", "")
+    swizzled = not phase.isdigit() or int(phase) > 1
+    if swizzled and vec.isdigit() and int(vec) * acc.elem_bits < _FULL_BITS:
         bits = int(vec) * acc.elem_bits
         return (f"the shared-memory layout this tile is copied into ({shared}, swizzle vec = {vec} × {acc.elem}) "
                 f"caps each cp.async at {bits} bits — the dot operand's layout, not the global addresses; storing "
