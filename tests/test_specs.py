@@ -254,3 +254,30 @@ def launch(x, fast_ok, exact):
     specs, (f,) = build_specs(kernel_of(src, "k", path=path), "cuda:90", launches=find_launches("k", {path: src}))
     assert f.data["candidates"] == ["fast_ok and (not exact)"]
     assert "\n" not in f.message and "(launch sites pass fast_ok and (not exact))" in f.message
+
+
+def test_wrapped_and_warmup_launches_are_launch_sites():
+    # torch.library.wrap_triton(k)[grid](...) launches k; k.warmup(..., grid=...) compiles the spec that a later
+    # launch of the returned kernel uses. Both give values (BLOCK=2) and candidates; grid is not a parameter.
+    src = HEAD + '''@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr, STAGES: tl.constexpr):
+    pass
+
+
+def run_wrapped(x, n):
+    torch.library.wrap_triton(k)[(1,)](x, n, BLOCK=2, STAGES=n // 4)
+
+
+def run_warm(x, n, big):
+    stages = 4 if big else 2
+    compiled = k.warmup(x, n, BLOCK=triton.next_power_of_2(n), STAGES=stages, num_warps=8, grid=(1,))
+    compiled[(1, 1, 1)](x, n)
+'''
+    files = {"/ws/w.py": src}
+    sites = find_launches("k", files)
+    assert len(sites) == 2 and all("grid" not in s.keywords for s in sites)
+    specs, findings = build_specs(kernel_of(src, "k", path="/ws/w.py"), "cuda:90", launches=sites)
+    by_param = {f.data["param"]: f.data["candidates"] for f in findings}
+    assert by_param["STAGES"] == ["n // 4", "4 if big else 2"]
+    assert by_param["BLOCK"] == ["2", "triton.next_power_of_2(n)"]
+

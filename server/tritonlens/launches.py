@@ -141,24 +141,38 @@ class _Finder(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
+    def _is_kernel(self, target: ast.expr) -> bool:
+        """`kernel`, `mod.kernel`, a local alias, or a wrapper call around one of those whose result launches the
+        same kernel: `torch.library.wrap_triton(kernel)`, `capture_triton(kernel)`."""
+        if isinstance(target, ast.Call) and len(target.args) == 1 and not target.keywords:
+            f = target.func
+            wrapper = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if wrapper in _WRAPPERS:
+                target = target.args[0]
+        tail = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) \
+            else None
+        return tail == self.name or (isinstance(target, ast.Name) and target.id in self.aliases[-1])
+
     def visit_Call(self, node: ast.Call) -> None:
         f = node.func
-        if isinstance(f, ast.Subscript):
-            target = f.value
-            tail = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) \
-                else None
-            if tail == self.name or (isinstance(target, ast.Name) and target.id in self.aliases[-1]):
-                env = self.envs[-1]
-                site = LaunchSite(self.path, node.lineno, node.col_offset + 1)
-                for a in node.args:
-                    if isinstance(a, ast.Starred):
-                        break
-                    site.positional.append((evaluate(a, env), self._text(a)))
-                for kw in node.keywords:
-                    if kw.arg:
-                        site.keywords[kw.arg] = (evaluate(kw.value, env), self._text(kw.value))
-                self.out.append(site)
+        # kernel[grid](...), or kernel.warmup(..., grid=...) / kernel.run(..., grid=...), which take the same
+        # arguments and compile the same specialization (`grid`, `warmup` are theirs, not the kernel's)
+        if (isinstance(f, ast.Subscript) and self._is_kernel(f.value)) or \
+                (isinstance(f, ast.Attribute) and f.attr in ("warmup", "run") and self._is_kernel(f.value)):
+            env = self.envs[-1]
+            site = LaunchSite(self.path, node.lineno, node.col_offset + 1)
+            for a in node.args:
+                if isinstance(a, ast.Starred):
+                    break
+                site.positional.append((evaluate(a, env), self._text(a)))
+            for kw in node.keywords:
+                if kw.arg and not (isinstance(f, ast.Attribute) and kw.arg in ("grid", "warmup")):
+                    site.keywords[kw.arg] = (evaluate(kw.value, env), self._text(kw.value))
+            self.out.append(site)
         self.generic_visit(node)
+
+
+_WRAPPERS = frozenset({"wrap_triton", "capture_triton"})
 
 
 def _constants(body: list[ast.stmt], outer: dict[str, Any]) -> dict[str, Any]:
