@@ -281,3 +281,19 @@ def run_warm(x, n, big):
     assert by_param["STAGES"] == ["n // 4", "4 if big else 2"]
     assert by_param["BLOCK"] == ["2", "triton.next_power_of_2(n)"]
 
+
+def test_an_augmented_assignment_drops_the_stale_candidate_text():
+    # `_, d = w.shape; d *= 2` passes twice w.shape[1]: naming w.shape[1] as what the launch passes would be wrong.
+    src = HEAD + '''@triton.jit
+def k(x_ptr, DIM: tl.constexpr):
+    pass
+
+
+def launch(x, w):
+    rows, dim = w.shape
+    dim *= 2
+    k[(rows,)](x, dim)
+'''
+    sites = find_launches("k", {"/ws/a.py": src})
+    _, (f,) = build_specs(kernel_of(src, "k", path="/ws/a.py"), "cuda:90", launches=sites)
+    assert f.data["candidates"] == ["dim"] and "w.shape" not in f.message

@@ -98,6 +98,9 @@ class _Finder(ast.NodeVisitor):
         texts: dict[str, str] = {}
         twice: set[str] = set()
         for stmt in _statements(body):
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                twice.add(stmt.target.id)  # `d *= 2` after `_, d = x.shape`: x.shape[1] would be a wrong candidate
+                continue
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
                 continue
             target = stmt.targets[0]
