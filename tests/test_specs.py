@@ -297,3 +297,20 @@ def launch(x, w):
     sites = find_launches("k", {"/ws/a.py": src})
     _, (f,) = build_specs(kernel_of(src, "k", path="/ws/a.py"), "cuda:90", launches=sites)
     assert f.data["candidates"] == ["dim"] and "w.shape" not in f.message
+
+
+def test_a_parameter_named_like_an_option_sets_both():
+    """`num_stages: tl.constexpr` in the signature: a launch keyword (and so a hint) sets the constexpr and the
+    compile option together, as Triton's launcher does."""
+    src = (
+        "import triton\nimport triton.language as tl\n\n\n"
+        "# tritonlens: BLOCK=256, num_stages=4\n@triton.jit\n"
+        "def k(x_ptr, BLOCK: tl.constexpr, num_stages: tl.constexpr):\n"
+        "    for i in tl.range(0, 4, num_stages=num_stages):\n"
+        "        tl.store(x_ptr + i * BLOCK + tl.arange(0, BLOCK), 1.0)\n"
+    )
+    [kernel] = discover("/ws/k.py", src).kernels
+    specs, _ = build_specs(kernel, "cuda:90")
+    [spec] = specs
+    assert spec.constants["num_stages"] == 4 and spec.options["num_stages"] == 4
+    assert spec.describe().count("num_stages") == 1 and "num_stages=4" in spec.describe()

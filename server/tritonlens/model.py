@@ -152,6 +152,8 @@ class Spec:
             if opt in self.options:
                 parts.append(f"{opt}={self.options[opt]}")
         for name, value in self.constants.items():
+            if name in self.options and self.options[name] == value:
+                continue  # a parameter named like an option (num_stages): shown once, above
             if self.signature.get(name) == "constexpr":
                 parts.append(f"{name}=tl.{value['dtype']}" if isinstance(value, dict) and "dtype" in value
                              else f"{name}={value!r}")

@@ -118,6 +118,10 @@ def _set(kernel: KernelInfo, d: _Draft, name: str, hv: HintValue, origin: str) -
     v = _value_of(kernel, p, hv, origin)
     if v is not None:
         d.params[name] = v
+    if name in OPTION_NAMES and p.is_constexpr and hv.kind in ("literal", "option"):
+        # A kernel parameter named like a launch option (`num_stages: tl.constexpr`): a keyword launch sets both the
+        # parameter and the compile option, and so does a hint.
+        d.options[name] = (hv.value, origin)
 
 
 def _value_of(kernel: KernelInfo, p: Param, hv: HintValue, origin: str) -> _Value | None:
