@@ -690,3 +690,31 @@ def test_load_error_is_not_replayed_from_the_cache_once_the_module_exists(checke
     (tmp_path / "tritonlens_test_late_pkg.py").write_text("import triton.language as tl\n\nSCALE = tl.constexpr(2)\n")
     second = only_compiled(checker.check_file(path), "scale").compiled[0].artifacts
     assert second.ok and not second.cached
+
+
+def test_parameter_that_is_a_pointer_only_under_a_flag(checker, tmp_path):
+    """`OFFSETS` is a tensor when IS_TENSOR is set and a plain int otherwise (flash-attention's rotary does this):
+    each spec types it by the branch it takes, so neither fails to compile."""
+    path = write(tmp_path, "shift.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        # tritonlens: out_ptr=*fp32, x_ptr=*fp32, IS_TENSOR=False, BLOCK=128
+        # tritonlens: out_ptr=*fp32, x_ptr=*fp32, IS_TENSOR=True, BLOCK=128
+        @triton.jit
+        def shift(out_ptr, x_ptr, OFFSETS, IS_TENSOR: tl.constexpr, BLOCK: tl.constexpr):
+            pid = tl.program_id(0)
+            if IS_TENSOR:
+                start = tl.load(OFFSETS + pid)
+            else:
+                start = OFFSETS
+            cols = start + tl.arange(0, BLOCK)
+            tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), tl.load(x_ptr + cols))
+        ''')
+    report = checker.check_file(path)
+    assert not report.all_findings(), [f.message for f in report.all_findings()]
+    kr = only_compiled(report, "shift")
+    types = {cs.spec.constants["IS_TENSOR"]: cs.spec.signature["OFFSETS"] for cs in kr.compiled}
+    assert types == {False: "i32", True: "*i32"}
+    assert all(cs.artifacts.ok for cs in kr.compiled)

@@ -560,6 +560,8 @@ def _params(scope: ModuleScope, fn: ast.FunctionDef) -> list[Param]:
                 p.is_pointer = True
         if p.is_pointer and arg.arg in int_pointees:
             p.pointee = "i32"
+        if p.is_pointer and arg.arg in pointers and not arg.arg.lower().endswith("ptr"):
+            p.pointer_if = _pointer_guard(scope, fn, arg.arg)
         params.append(p)
     return params
 
@@ -617,6 +619,45 @@ def _pointer_params(scope: ModuleScope, fn: ast.FunctionDef) -> set[str]:
     for b in bases:
         trace(b)
     return found
+
+
+def _pointer_guard(scope: ModuleScope, fn: ast.FunctionDef, name: str) -> tuple[str, bool] | None:
+    """(FLAG, True) when every memory access through `name` sits under `if FLAG:` (False: under its `else:` or
+    `if not FLAG:`) for one constexpr FLAG: the parameter is a pointer only in specializations that take that
+    branch, and a plain int in the others (`SEQLEN_OFFSETS` as a tensor or a scalar, chosen by a flag)."""
+    constexprs = {a.arg for a in fn.args.args + fn.args.kwonlyargs if a.annotation is not None
+                  and (scope.resolve(a.annotation) or "").endswith("constexpr")}
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(fn):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    derived = {name}  # locals computed from the parameter (`base = SEQLEN_OFFSETS + pid`)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                any(isinstance(n, ast.Name) and n.id in derived for n in ast.walk(node.value)):
+            derived.add(node.targets[0].id)
+    guards: set[tuple[str, bool] | None] = set()
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and (scope.resolve(node.func) or "").rsplit(".", 1)[-1] in _POINTER_FUNCS
+                and (scope.resolve(node.func) or "").startswith("triton.language.")):
+            continue
+        base = _arg(node, "pointer", 0) or _arg(node, "base", 0)
+        if base is None or not any(isinstance(n, ast.Name) and n.id in derived for n in ast.walk(base)):
+            continue
+        guard, child, up = None, node, parents.get(id(node))
+        while up is not None and up is not fn:
+            if isinstance(up, ast.If):
+                test, positive = up.test, True
+                if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                    test, positive = test.operand, False
+                if isinstance(test, ast.Name) and test.id in constexprs:
+                    guard = (test.id, positive if child in up.body else not positive)
+                    break
+            child, up = up, parents.get(id(up))
+        guards.add(guard)
+    if len(guards) == 1:
+        return next(iter(guards))
+    return None
 
 
 def _int_pointee_params(scope: ModuleScope, fn: ast.FunctionDef, pointers: set[str]) -> set[str]:

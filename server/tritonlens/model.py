@@ -61,6 +61,7 @@ class Param:
     default_known: bool = False  # default is a value tritonlens could evaluate (literal or module constant)
     is_pointer: bool | None = None  # inferred from use (tl.load/tl.store base) or annotation; None = unknown
     pointee: str | None = None  # element type inferred from use ("i32": loaded values index or bound loops)
+    pointer_if: tuple[str, bool] | None = None  # a pointer only when constexpr FLAG is True/False (else an int)
 
 
 @dataclass

@@ -124,6 +124,15 @@ def _set(kernel: KernelInfo, d: _Draft, name: str, hv: HintValue, origin: str) -
         d.options[name] = (hv.value, origin)
 
 
+def _pointer_branch_dead(p: Param, values: dict[str, "_Value"]) -> bool:
+    """The parameter is only used as a pointer under `if FLAG:` and this spec sets FLAG the other way: it is an int."""
+    if p.pointer_if is None:
+        return False
+    flag, when = p.pointer_if
+    v = values.get(flag)
+    return v is not None and v.kind == "const" and bool(v.value) != when
+
+
 def _value_of(kernel: KernelInfo, p: Param, hv: HintValue, origin: str) -> _Value | None:
     no_spec = p.name in kernel.do_not_specialize
     no_align = no_spec or p.name in kernel.do_not_specialize_on_alignment
@@ -199,7 +208,7 @@ def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] |
                 values[p.name] = got
                 continue
         if not p.is_constexpr:
-            if p.is_pointer:
+            if p.is_pointer and not _pointer_branch_dead(p, values):
                 pointee = p.pointee or "fp32"
                 origin = ASSUMED if p.pointee is None else f"{ASSUMED}; its values are used as integers"
                 values[p.name] = _Value("type", origin, type=f"*{pointee}",
