@@ -1,27 +1,11 @@
 -- Drive tritonlens from headless Neovim (0.7+): open a kernel file, wait for diagnostics, fix it, :write, wait for
 -- them to clear. Writes what it saw as JSON to $TRITONLENS_NVIM_OUT. Usage:
 --   nvim --headless --clean -u NONE -c "luafile tests/nvim/check_diagnostics.lua" kernel.py
-local out_path = os.getenv("TRITONLENS_NVIM_OUT")
-local server = vim.fn.json_decode(os.getenv("TRITONLENS_NVIM_CMD"))
+local session = dofile(debug.getinfo(1, "S").source:sub(2):match("(.*/)") .. "session.lua")
 local result = { events = {} }
 
-local function finish()
-  local f = io.open(out_path, "w")
-  f:write(vim.fn.json_encode(result))
-  f:close()
-  vim.cmd("qall!")
-end
-
-local ok, err = pcall(function()
-  local bufnr = vim.api.nvim_get_current_buf()
-  vim.bo[bufnr].filetype = "python"
-  local client_id = vim.lsp.start_client({
-    name = "tritonlens",
-    cmd = server,
-    root_dir = vim.fn.getcwd(),
-    init_options = { target = "cuda:90", maxWorkers = 1, compileTimeout = 120 },
-  })
-  vim.lsp.buf_attach_client(bufnr, client_id)
+session.run(result, function()
+  local bufnr, client_id = session.attach()
 
   local function ours()
     local found = {}
@@ -47,7 +31,3 @@ local ok, err = pcall(function()
   result.after = ours()
   vim.lsp.stop_client(client_id)
 end)
-if not ok then
-  result.error = tostring(err)
-end
-finish()
