@@ -11,7 +11,7 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from conftest import EXAMPLES
-from test_lsp import SERVER, apply_edits, by_code, edit_and_save, mark, open_doc, quick_fixes, settled, start, workspace
+from test_lsp import SERVER, apply_edits, by_code, open_doc, quick_fixes, saved_without, settled, start, workspace
 
 with open(os.path.join(EXAMPLES, "bad", "matmul_spill.py")) as fh:
     SPILL = fh.read()
@@ -86,10 +86,7 @@ async def test_spill_fix_doubles_warps_in_hint(client: LanguageClient, tmp_path)
     fixed = apply_edits(SPILL, [edit])
     assert "num_warps=4" not in fixed and fixed.count("# tritonlens:") == 1
 
-    since = mark(client)
-    edit_and_save(client, uri, fixed, 2, path)
-    diags = await settled(client, uri, since=since)
-    assert not by_code(diags, "SASS001") and not by_code(diags, "SRC001"), diags
+    await saved_without(client, uri, path, fixed, "SASS001")
 
 
 async def test_shared_memory_fix_edits_the_failing_autotune_config(client: LanguageClient, tmp_path):
@@ -114,10 +111,7 @@ async def test_shared_memory_fix_edits_the_failing_autotune_config(client: Langu
     config_1, config_2 = (ln for ln in fixed.splitlines() if "triton.Config(" in ln)
     assert "num_stages=4" in config_1 and "num_stages=3" in config_2  # only the failing config changed
 
-    since = mark(client)
-    edit_and_save(client, uri, fixed, 2, path)
-    diags = await settled(client, uri, since=since)
-    assert not by_code(diags, "RES001") and not by_code(diags, "SRC001"), diags
+    await saved_without(client, uri, path, fixed, "RES001")
 
 
 async def test_removing_a_config_that_cannot_launch(client: LanguageClient, tmp_path):
@@ -130,10 +124,7 @@ async def test_removing_a_config_that_cannot_launch(client: LanguageClient, tmp_
     fixed = apply_edits(AUTOTUNED, removal.edit.changes[uri])
     assert fixed.count("triton.Config(") == 1 and '"BLOCK_N": 128' in fixed
 
-    since = mark(client)
-    edit_and_save(client, uri, fixed, 2, path)
-    diags = await settled(client, uri, since=since)
-    assert not by_code(diags, "RES001") and not by_code(diags, "SRC001"), diags
+    await saved_without(client, uri, path, fixed, "RES001")
 
 
 async def test_no_config_fix_when_configs_are_built_by_code(client: LanguageClient, tmp_path):
