@@ -44,3 +44,42 @@ def test_diagnostic_columns_are_utf16_on_non_ascii_lines():
     start = len(line[:line.index("tl.load")].encode("utf-16-le")) // 2
     assert (rng.start.character, rng.end.character) == (start, start + len("tl.load"))
     assert len(utf16) // 2 > len(line)  # the test line really has a surrogate pair
+
+
+def test_urgent_jobs_jump_the_queue_without_dropping_the_others(tmp_path):
+    """A quick fix's re-compile (made under `pool.urgent()`) runs before save compiles queued earlier; those still
+    all run, in their order. One worker, busy with a slow job, so the order in the queue is what decides."""
+    import threading
+    import time
+
+    from tritonlens.compiler.pool import URGENT, CompileJob, CompileService, urgent
+    from tritonlens.model import Spec
+
+    spec = Spec(signature={"x_ptr": "*fp32"}, constants={}, attrs={"x_ptr": {"divisibility": 16}},
+                options={"num_warps": 4}, target="cuda:90").to_json()
+    kernel = "import triton\nimport triton.language as tl\n{pre}\n@triton.jit\ndef k(x_ptr):\n" \
+             "    tl.store(x_ptr + tl.arange(0, 128), 1.0)\n"
+
+    def job(pre: str = "") -> CompileJob:
+        return CompileJob(path=str(tmp_path / "k.py"), text=kernel.format(pre=pre), qualname="k", spec=spec,
+                          timeout=300)
+
+    finished: list[str] = []
+    with CompileService(max_workers=1) as service:
+        futures = {"slow": service.submit(job("import time; time.sleep(2)"))}
+        futures.update({name: service.submit(job()) for name in ("save1", "save2")})
+        other: list[CompileJob] = []
+        with urgent():
+            fix = job()
+            t = threading.Thread(target=lambda: other.append(job()))  # a save compile's thread meanwhile
+            t.start()
+            t.join()
+        assert fix.priority == URGENT and other[0].priority != URGENT and job().priority != URGENT
+        futures["fix"] = service.submit(fix)
+        for name, fut in futures.items():
+            fut.add_done_callback(lambda f, name=name: finished.append(name))
+        deadline = time.monotonic() + 240
+        while len(finished) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(f.result(1).ok for f in futures.values()), [f.result(1).error for f in futures.values()]
+    assert finished == ["slow", "fix", "save1", "save2"], finished

@@ -6,6 +6,7 @@ and replaced; the job gets an error `Artifacts` and the next job runs on a fresh
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import queue
@@ -26,6 +27,26 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 
 _START_TIMEOUT = 120.0  # importing triton on a loaded 2-core machine can take a while
 
+URGENT, NORMAL = 0, 1  # queue priorities: lower runs first
+_submitting = threading.local()
+
+
+@contextlib.contextmanager
+def urgent():
+    """Jobs made in this thread inside the block jump the queue (an editor's quick-fix re-compile, which a user waits
+    for, ahead of the save compiles of other kernels). They never preempt a running job, and they are few (a handful
+    per code-action request), so the save compiles behind them are delayed, not starved."""
+    old = getattr(_submitting, "priority", NORMAL)
+    _submitting.priority = URGENT
+    try:
+        yield
+    finally:
+        _submitting.priority = old
+
+
+def _current_priority() -> int:
+    return getattr(_submitting, "priority", NORMAL)
+
 
 @dataclass
 class CompileJob:
@@ -37,6 +58,7 @@ class CompileJob:
     timeout: float = 60.0
     group: str | None = None  # cancel() by group: e.g. a document URI
     id: int = field(default_factory=lambda: next(_ids))
+    priority: int = field(default_factory=_current_priority)  # URGENT inside `with urgent():`
 
     def to_wire(self) -> dict[str, Any]:
         return {"path": self.path, "text": self.text, "qualname": self.qualname, "spec": self.spec,
@@ -44,6 +66,7 @@ class CompileJob:
 
 
 _ids = itertools.count(1)
+_order = itertools.count()  # FIFO among equal priorities (and never compares two jobs)
 
 
 class _Channel:
@@ -133,11 +156,12 @@ class _Worker:
 
 
 class CompileService:
-    """`submit(job) -> Future[Artifacts]`. Thread-safe. Workers start lazily, on the first job."""
+    """`submit(job) -> Future[Artifacts]`. Thread-safe. Workers start lazily, on the first job. Queued jobs run by
+    `job.priority`, then in submission order."""
 
     def __init__(self, max_workers: int = 2) -> None:
         self.max_workers = max(1, int(max_workers))
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._running: dict[int, tuple[CompileJob, _Worker]] = {}
@@ -153,8 +177,11 @@ class CompileService:
         fut: Future = Future()
         fut.job = job  # type: ignore[attr-defined]
         self._ensure_threads()
-        self._queue.put((job, fut))
+        self._put(job.priority, job, fut)
         return fut
+
+    def _put(self, priority: int, job: CompileJob | None, fut: Future | None) -> None:
+        self._queue.put((priority, next(_order), job, fut))
 
     def cancel(self, group: str, kill_after: float = 2.0) -> int:
         """Cancel a group's jobs: queued ones never start; a running one resolves as Cancelled (its result is
@@ -169,8 +196,8 @@ class CompileService:
                 except queue.Empty:
                     break
             for item in pending:
-                job, fut = item
-                if item is not None and job is not None and job.group == group:
+                _, _, job, fut = item
+                if job is not None and job.group == group:
                     fut.cancel()
                     n += 1
                 else:
@@ -190,7 +217,7 @@ class CompileService:
         with self._lock:
             while True:
                 try:
-                    _, fut = self._queue.get_nowait()
+                    _, _, _, fut = self._queue.get_nowait()
                 except queue.Empty:
                     break
                 if fut is not None:
@@ -199,7 +226,7 @@ class CompileService:
                 self._cancelled.add(job_id)
                 w.kill()
         for _ in self._threads:
-            self._queue.put((None, None))
+            self._put(URGENT - 1, None, None)
         for t in self._threads:
             t.join(10)
 
@@ -221,7 +248,7 @@ class CompileService:
         w = _Worker()
         try:
             while True:
-                job, fut = self._queue.get()
+                _, _, job, fut = self._queue.get()
                 if job is None:
                     return
                 if not fut.set_running_or_notify_cancel():
