@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="definitions (default): import only what the kernels need; full: run the whole module")
     c.add_argument("--storm-threshold", type=int, default=3)
     c.add_argument("--quiet", "-q", action="store_true", help="text format: findings only, no compile summary")
+    c.add_argument("--baseline", metavar="FILE",
+                   help="report what is new since this baseline (BASE001); findings it already has do not fail")
 
     i = sub.add_parser("ir", help="print one layer of a kernel's compile: tritonlens ir FILE::KERNEL --stage ptx")
     i.add_argument("kernel", metavar="PATH::KERNEL")
@@ -52,6 +54,21 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--line", type=int, default=None, help="only the IR lines that came from this source line")
     i.add_argument("--timeout", type=float, default=60.0)
     i.add_argument("--module-execution", choices=("definitions", "full"), default="definitions")
+
+    b = sub.add_parser("baseline", help="save what the compiler did now: tritonlens baseline save PATH...")
+    bs = b.add_subparsers(dest="baseline_command", required=True).add_parser(
+        "save", help="compile the kernels of PATH... and write .tritonlens/baseline.json in the workspace root")
+    bs.add_argument("paths", nargs="+", metavar="PATH")
+    bs.add_argument("--output", "-o", metavar="FILE", help="where to write it (default .tritonlens/baseline.json)")
+    _compile_flags(bs)
+
+    d = sub.add_parser("diff", help="what changed since the baseline: metrics, findings, and with --stage the IR")
+    d.add_argument("paths", nargs="+", metavar="PATH")
+    d.add_argument("--baseline", metavar="FILE", help="default: .tritonlens/baseline.json in the workspace root")
+    d.add_argument("--format", choices=("text", "json"), default="text")
+    d.add_argument("--stage", choices=("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn"),
+                   help="also a unified diff of this layer (locations, SSA and register numbers normalised)")
+    _compile_flags(d)
 
     e = sub.add_parser("explain", help="what a rule code means and how to fix it")
     e.add_argument("code")
@@ -81,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_check(args)
         if args.command == "ir":
             return cmd_ir(args)
+        if args.command == "baseline":
+            return cmd_baseline_save(args)
+        if args.command == "diff":
+            return cmd_diff(args)
         if args.command == "explain":
             return cmd_explain(args.code)
         if args.command == "serve":
@@ -143,17 +164,22 @@ def cmd_check(args) -> int:
         return EXIT_ERROR
     select = {s.strip().upper() for s in args.select.split(",") if s.strip()} if args.select else None
     settings = _settings_from(args)
+    base = _load_baseline(args.baseline) if args.baseline else None
+    if args.baseline and base is None:
+        return EXIT_ERROR
     reports = []
     with Checker(settings, select=select, capture_file=args.captures) as checker:
         for report in checker.check_files(files):
             for msg in report.problems:
                 print(f"tritonlens: {msg}", file=sys.stderr)
             reports.append(report)
+            if base is not None:
+                _gate(report, base, args.baseline, settings)
             if args.format == "text":
                 _print_text(report, select, quiet=args.quiet)
     findings = [f for r in reports for f in r.all_findings() if _keep(f, select)]
     if args.format == "json":
-        json.dump([f.to_json() for f in findings], sys.stdout, indent=2)
+        json.dump([{**f.to_json(), **_baseline_state(f)} for f in findings], sys.stdout, indent=2)
         print()
     elif args.format == "sarif":
         from .sarif import to_sarif
@@ -165,7 +191,21 @@ def cmd_check(args) -> int:
         counts = {s: sum(1 for f in findings if f.severity == s) for s in _RANK}
         print(f"\n{n_k} kernel(s) in {len(files)} file(s): " +
               ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items()))
-    return EXIT_FINDINGS if any(_RANK.get(f.severity, 3) <= 1 for f in findings) else EXIT_OK
+    # With a baseline, what it already had does not fail the check: only what is new (BASE001 and new findings).
+    gating = [f for f in findings if f.data.get("baseline_state") != "unchanged"]
+    return EXIT_FINDINGS if any(_RANK.get(f.severity, 3) <= 1 for f in gating) else EXIT_OK
+
+
+def _gate(report, base: dict, base_file: str, settings) -> None:
+    from .baseline import gate_report
+
+    rel = _rel_to(_baseline_root(base_file))(report.path)
+    gate_report(report, base, rel, settings.severity_for("BASE001", "warning"))
+
+
+def _baseline_state(f: Finding) -> dict:
+    state = f.data.get("baseline_state")
+    return {"baseline_state": state} if state else {}
 
 
 def _keep(f: Finding, select: set[str] | None) -> bool:
@@ -183,7 +223,8 @@ def _rel(path: str) -> str:
 def _print_text(report, select, quiet: bool) -> None:
     for f in report.all_findings():
         if _keep(f, select):
-            print(f"{_rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message}")
+            seen = " (in the baseline)" if f.data.get("baseline_state") == "unchanged" else ""
+            print(f"{_rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message}{seen}")
     if quiet:
         return
     for kr in report.kernels:
@@ -261,6 +302,221 @@ def cmd_ir(args) -> int:
     for ir_line in parsed.linemap.lines_for(args.line, os.path.abspath(path)):
         print(f"{ir_line:6d}  {lines[ir_line - 1]}")
     return EXIT_OK
+
+
+# ---------------------------------------------------------------- baseline, diff
+def _compile_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", type=_target_arg, default="auto", help="as for check")
+    p.add_argument("--extra-target", action="append", type=_target_arg, default=[], dest="extra_targets")
+    p.add_argument("--captures", metavar="FILE", help="captured launches (default: .tritonlens/captures.jsonl)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per compile (default 60)")
+    p.add_argument("--workers", type=int, default=None, help="compile processes (default: 2)")
+    p.add_argument("--module-execution", choices=("definitions", "full"), default="definitions")
+
+
+def _baseline_root(baseline_file: str) -> str:
+    """Paths in a baseline are relative to the folder holding its `.tritonlens/` (else to the file's own folder)."""
+    folder = os.path.dirname(os.path.abspath(baseline_file))
+    return os.path.dirname(folder) if os.path.basename(folder) == ".tritonlens" else folder
+
+
+def _default_baseline(paths: list[str]) -> str:
+    from .pipeline import find_workspace_root
+
+    return os.path.join(find_workspace_root(paths[0]), ".tritonlens", "baseline.json")
+
+
+def _rel_to(root: str):
+    return lambda path: os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+
+
+def _sidecar_dir(baseline_file: str) -> str:
+    """`.tritonlens/baseline.json` keeps its normalised IR in `.tritonlens/baseline/`."""
+    return os.path.splitext(os.path.abspath(baseline_file))[0]
+
+
+def _file_reports(args) -> list | None:
+    """Check the files of `args.paths` (problems to stderr); None when none of them exists."""
+    from .pipeline import Checker
+
+    files, problems = _collect_files(args.paths)
+    for msg in problems:
+        print(f"tritonlens: {msg}", file=sys.stderr)
+    if problems and not files:
+        return None
+    with Checker(_settings_from(args), capture_file=args.captures) as checker:
+        reports = list(checker.check_files(files))
+    for report in reports:
+        for msg in report.problems:
+            print(f"tritonlens: {msg}", file=sys.stderr)
+    return reports
+
+
+def _current_state(reports: list, root: str, settings) -> tuple[dict, dict[str, str]]:
+    from .baseline import build_baseline, tool_versions
+    from .targets import resolve_target
+
+    targets = [resolve_target(settings.target)] + list(settings.extra_targets)
+    return build_baseline(reports, _rel_to(root), tool_versions(targets))
+
+
+def _load_baseline(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as exc:
+        print(f"tritonlens: {path}: cannot read the baseline ({exc.strerror or exc}); "
+              f"save one with `tritonlens baseline save PATH...`", file=sys.stderr)
+        return None
+    except ValueError as exc:
+        print(f"tritonlens: {path}: not a baseline ({exc})", file=sys.stderr)
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        print(f"tritonlens: {path}: not a baseline (no \"files\")", file=sys.stderr)
+        return None
+    return data
+
+
+def cmd_baseline_save(args) -> int:
+    from .baseline import IR_STAGES
+
+    out = args.output or _default_baseline(args.paths)
+    reports = _file_reports(args)
+    if reports is None:
+        return EXIT_ERROR
+    data, sidecar = _current_state(reports, _baseline_root(out), _settings_from(args))
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    _write_if_changed(out, json.dumps(data, indent=1, sort_keys=True) + "\n")
+    ir_dir = _sidecar_dir(out)
+    stale = set()
+    for folder, _, names in os.walk(ir_dir):
+        stale.update(os.path.join(folder, n) for n in names if n.rsplit(".", 1)[-1] in IR_STAGES)
+    for name, text in sidecar.items():
+        target = os.path.join(ir_dir, *name.split("/"))
+        stale.discard(target)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        _write_if_changed(target, text)
+    for path in stale:  # IR of specs no longer saved; only files of our own stage suffixes are removed
+        os.remove(path)
+    for folder, dirs, names in sorted(os.walk(ir_dir), reverse=True):
+        if not dirs and not names and folder != ir_dir:
+            os.rmdir(folder)
+    n_specs = sum(len(k["specs"]) for f in data["files"].values() for k in f["kernels"].values())
+    n_kernels = sum(len(f["kernels"]) for f in data["files"].values())
+    print(f"baseline of {n_kernels} kernel(s), {n_specs} spec(s) in {len(data['files'])} file(s) written to "
+          f"{_rel(out)} (normalised IR in {_rel(ir_dir)}/)")
+    return EXIT_OK
+
+
+def _write_if_changed(path: str, text: str) -> None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def cmd_diff(args) -> int:
+    from .baseline import compare, ir_diff, ir_name
+
+    base_file = args.baseline or _default_baseline(args.paths)
+    base = _load_baseline(base_file)
+    if base is None:
+        return EXIT_ERROR
+    reports = _file_reports(args)
+    if reports is None:
+        return EXIT_ERROR
+    now, texts = _current_state(reports, _baseline_root(base_file), _settings_from(args))
+    cmp = compare(base, now)
+    ir_dir = _sidecar_dir(base_file)
+    diffs: dict[tuple[str, str, str], str] = {}
+    for kd in cmp.kernels if args.stage else []:
+        for sd in kd.specs:
+            if sd.old_key and sd.new_key:
+                name_old = ir_name(kd.path, kd.kernel, sd.old_key, args.stage)
+                name_new = ir_name(kd.path, kd.kernel, sd.new_key, args.stage)
+                try:
+                    with open(os.path.join(ir_dir, *name_old.split("/")), encoding="utf-8") as f:
+                        old_text = f.read()
+                except OSError:
+                    old_text = None
+                diffs[(kd.path, kd.kernel, sd.new_key)] = (
+                    f"(the baseline has no {args.stage} of this spec)\n" if old_text is None else
+                    ir_diff(old_text, texts.get(name_new, ""), f"baseline/{name_old}", f"now/{name_new}"))
+    if args.format == "json":
+        json.dump(_diff_json(cmp, diffs), sys.stdout, indent=2, sort_keys=True)
+        print()
+    else:
+        _print_diff(cmp, diffs, base_file)
+    return EXIT_OK
+
+
+def _diff_json(cmp, diffs: dict) -> dict:
+    def changes(items):
+        return [{"name": c.name, "baseline": c.old, "now": c.new, "regressed": c.regressed} for c in items]
+
+    kernels = []
+    for kd in cmp.kernels:
+        specs = [{"baseline": (sd.old or {}).get("describe"), "now": (sd.new or {}).get("describe"),
+                  "matched_by": sd.matched_by or None, "knobs": changes(sd.knobs), "metrics": changes(sd.metrics),
+                  "appeared": sd.appeared, "gone": sd.gone, "ir_changed": sd.ir_changed,
+                  **({"ir_diff": diffs[(kd.path, kd.kernel, sd.new_key)]}
+                     if (kd.path, kd.kernel, sd.new_key) in diffs else {})} for sd in kd.specs]
+        kernels.append({"path": kd.path, "kernel": kd.kernel, "status": kd.status, "appeared": kd.appeared,
+                        "gone": kd.gone, "specs": specs})
+    return {"versions": changes(cmp.versions), "kernels": kernels,
+            "files": {p: {"appeared": a, "gone": g} for p, (a, g, _) in cmp.files.items() if a or g}}
+
+
+def _print_diff(cmp, diffs: dict, base_file: str) -> None:
+    def findings(appeared, gone, indent):
+        for r in appeared:
+            print(f"{indent}+ {r['code']} line {r['line']}: {r['message']}")
+        for r in gone:
+            print(f"{indent}- {r['code']} line {r['line']}: {r['message']}")
+
+    print(f"compared with {_rel(base_file)}")
+    if cmp.versions:
+        print("  versions changed (deltas below may be the compiler's, not your edit's): " +
+              ", ".join(c.text() for c in cmp.versions))
+    for path, (appeared, gone, _) in cmp.files.items():
+        if appeared or gone:
+            print(f"{path}")
+            findings(appeared, gone, "  ")
+    n_changed = n_specs = 0
+    for kd in cmp.kernels:
+        if kd.status != "same":
+            print(f"{kd.path}::{kd.kernel}: {'not in the baseline' if kd.status == 'new' else 'gone'}")
+        findings(kd.appeared, kd.gone, "  ")
+        for sd in kd.specs:
+            n_specs += 1
+            if not sd.changed:
+                continue
+            n_changed += 1
+            if kd.status == "same" and not sd.matched_by:
+                print(f"{kd.path}::{kd.kernel} [{sd.describe}]: "
+                      f"{'spec not in the baseline' if sd.new else 'spec no longer compiled'}")
+            else:
+                print(f"{kd.path}::{kd.kernel} [{sd.describe}]")
+            if sd.knobs:
+                knobs = [c for c in sd.knobs if c.name != "target"]
+                how = f" (paired with the baseline's spec by {sd.matched_by})" if sd.matched_by != "key" else ""
+                print(f"  spec: {', '.join(c.text() for c in knobs)}{how}")
+                if len(knobs) > 1:
+                    print(f"  {len(knobs)} knobs changed at once: the deltas cannot be pinned on one of them")
+            for c in sd.metrics:
+                flag = f"  (regressed{': ' + c.why if c.why else ''})" if c.regressed else ""
+                print(f"  {c.text()}{flag}")
+            findings(sd.appeared, sd.gone, "  ")
+            if sd.ir_changed:
+                print(f"  IR changed: {', '.join(sd.ir_changed)}")
+            text = diffs.get((kd.path, kd.kernel, sd.new_key))
+            if text:
+                print("".join("    " + ln for ln in text.splitlines(keepends=True)), end="")
+    print(f"\n{n_changed} of {n_specs} spec(s) changed since the baseline")
 
 
 # ---------------------------------------------------------------- explain

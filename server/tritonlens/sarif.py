@@ -54,6 +54,8 @@ def to_sarif(findings: list[Finding], base: str) -> dict[str, Any]:
             }}],
             "properties": {"kernel": f.kernel, "config": f.config, "target": f.target},
         })
+        if f.data.get("baseline_state") in ("new", "unchanged"):  # set by `check --baseline`
+            results[-1]["baselineState"] = f.data["baseline_state"]
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",

@@ -51,6 +51,9 @@ register_meta("SRC003", "stale-capture", "info", "a captured launch no longer fi
 register_meta("SRC005", "kernel-out-of-reach", "info",
               "a @triton.jit function defined inside another function: it cannot be compiled on its own")
 register_meta("SRC004", "bad-hint", "warning", "a `# tritonlens:` hint comment has a value tritonlens cannot use")
+register_meta("BASE001", "regressed-from-baseline", "warning",
+              "with --baseline: a kernel got worse than the baseline (new finding, more spills, registers or "
+              "conversions, narrower accesses, shared memory over the limit)")
 
 
 @dataclass
