@@ -1,4 +1,4 @@
-"""`tritonlens` on the command line: check, ir, explain, serve, capture, profile."""
+"""`tritonlens` on the command line: check, ir, report, explain, serve, capture, profile."""
 from __future__ import annotations
 
 import argparse
@@ -70,6 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also a unified diff of this layer (locations, SSA and register numbers normalised)")
     _compile_flags(d)
 
+    r = sub.add_parser("report", help="write one self-contained HTML page: source with findings, TTGIR/PTX/SASS "
+                                      "panes linked to it, metrics, config matrix")
+    r.add_argument("paths", nargs="+", metavar="PATH")
+    r.add_argument("--output", "-o", metavar="FILE.html", required=True)
+    r.add_argument("--title", default="tritonlens report")
+    _compile_flags(r)
+    # `--baseline FILE` belongs here once it is wired: its per-kernel changes go to html_report's `baseline=`.
+
     e = sub.add_parser("explain", help="what a rule code means and how to fix it")
     e.add_argument("code")
 
@@ -102,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_baseline_save(args)
         if args.command == "diff":
             return cmd_diff(args)
+        if args.command == "report":
+            return cmd_report(args)
         if args.command == "explain":
             return cmd_explain(args.code)
         if args.command == "serve":
@@ -517,6 +527,19 @@ def _print_diff(cmp, diffs: dict, base_file: str) -> None:
             if text:
                 print("".join("    " + ln for ln in text.splitlines(keepends=True)), end="")
     print(f"\n{n_changed} of {n_specs} spec(s) changed since the baseline")
+
+
+# ---------------------------------------------------------------- report
+def cmd_report(args) -> int:
+    from .html_report import write_report
+
+    reports = _file_reports(args)
+    if reports is None:
+        return EXIT_ERROR
+    stats = write_report(reports, args.output, _settings_from(args), title=args.title)
+    print(f"report of {stats.kernels} kernel(s), {stats.specs} spec(s) written to {_rel(args.output)} "
+          f"({_bytes(stats.bytes)})")
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------- explain
