@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
         "save", help="compile the kernels of PATH... and write .tritonlens/baseline.json in the workspace root")
     bs.add_argument("paths", nargs="+", metavar="PATH")
     bs.add_argument("--output", "-o", metavar="FILE", help="where to write it (default .tritonlens/baseline.json)")
+    bs.add_argument("--ir", default="ttir,ttgir,ptx,sass,amdgcn", metavar="STAGES",
+                    help="layers whose normalised text is kept for `diff --stage` (default: all but llir, which is "
+                         "large; every layer is hashed either way); 'none' keeps none")
     _compile_flags(bs)
 
     d = sub.add_parser("diff", help="what changed since the baseline: metrics, findings, and with --stage the IR")
@@ -401,7 +404,10 @@ def cmd_baseline_save(args) -> int:
     stale = set()
     for folder, _, names in os.walk(ir_dir):
         stale.update(os.path.join(folder, n) for n in names if n.rsplit(".", 1)[-1] in IR_STAGES)
+    keep = {s.strip() for s in args.ir.split(",")}
     for name, text in sidecar.items():
+        if name.rsplit(".", 1)[-1] not in keep:
+            continue
         target = os.path.join(ir_dir, *name.split("/"))
         stale.discard(target)
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -454,7 +460,9 @@ def cmd_diff(args) -> int:
                 except OSError:
                     old_text = None
                 diffs[(kd.path, kd.kernel, sd.new_key)] = (
-                    f"(the baseline has no {args.stage} of this spec)\n" if old_text is None else
+                    f"(the baseline keeps no {args.stage} text of this spec: `baseline save --ir` chooses the layers; "
+                    f"{args.stage} {'changed' if args.stage in sd.ir_changed else 'is unchanged'} by its hash)\n"
+                    if old_text is None else
                     ir_diff(old_text, texts.get(name_new, ""), f"baseline/{name_old}", f"now/{name_new}"))
     if args.format == "json":
         json.dump(_diff_json(cmp, diffs), sys.stdout, indent=2, sort_keys=True)
