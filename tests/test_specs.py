@@ -277,9 +277,12 @@ def run_warm(x, n, big):
     sites = find_launches("k", files)
     assert len(sites) == 2 and all("grid" not in s.keywords for s in sites)
     specs, findings = build_specs(kernel_of(src, "k", path="/ws/w.py"), "cuda:90", launches=sites)
-    by_param = {f.data["param"]: f.data["candidates"] for f in findings}
+    (f,) = findings  # one SRC002 for the kernel, naming both values and their candidates
+    by_param = f.data["candidates_by_param"]
     assert by_param["STAGES"] == ["n // 4", "4 if big else 2"]
     assert by_param["BLOCK"] == ["2", "triton.next_power_of_2(n)"]
+    assert f.data["params"] == ["STAGES", "BLOCK"] or f.data["params"] == ["BLOCK", "STAGES"]
+    assert "STAGES (launch sites pass n // 4, 4 if big else 2)" in f.message and "`# tritonlens: " in f.message
 
 
 def test_an_augmented_assignment_drops_the_stale_candidate_text():

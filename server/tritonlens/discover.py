@@ -538,6 +538,7 @@ def _params(scope: ModuleScope, fn: ast.FunctionDef) -> list[Param]:
         if d is not None:
             defaults[arg.arg] = d
     pointers = _pointer_params(scope, fn)
+    descriptors = _descriptor_params(fn)
     int_pointees = _int_pointee_params(scope, fn, pointers | {n for n in (a.arg for a in positional + a.kwonlyargs)
                                                                 if n.lower().endswith("ptr")})
     params = []
@@ -555,6 +556,8 @@ def _params(scope: ModuleScope, fn: ast.FunctionDef) -> list[Param]:
             p.has_default = True
             p.default_text = scope.segment(node)
             p.default_known, p.default = _literal(scope, node)
+        if not p.is_constexpr and arg.arg in descriptors and arg.arg not in pointers:
+            p.is_descriptor, p.is_pointer = True, False
         if p.is_pointer is None and not p.is_constexpr:
             if arg.arg in pointers or arg.arg.lower().endswith("ptr"):
                 p.is_pointer = True
@@ -579,6 +582,20 @@ def _literal(scope: ModuleScope, node: ast.expr) -> tuple[bool, Any]:
         return True, ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError):
         return False, None
+
+
+_DESCRIPTOR_METHODS = {"load", "store", "gather", "scatter", "atomic_add", "atomic_min", "atomic_max", "atomic_and",
+                       "atomic_or", "atomic_xor"}
+
+
+def _descriptor_params(fn: ast.FunctionDef) -> set[str]:
+    """Params whose own methods the kernel calls (`desc.load([off, 0])`): host `TensorDescriptor` arguments, which
+    reach the kernel as `tensordesc<dtype[block]>`, not as pointers or ints."""
+    param_names = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    return {node.func.value.id for node in ast.walk(fn)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _DESCRIPTOR_METHODS and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in param_names}
 
 
 def _pointer_params(scope: ModuleScope, fn: ast.FunctionDef) -> set[str]:

@@ -30,6 +30,9 @@ class Slice:
     # "line 9, not run because it calls get_device_name() at import".
     # A compile that then fails on such a name is explained with this, not left as a bare NameError.
     withheld: dict[str, str] = field(default_factory=dict)
+    # Names the kernels use that a binding switch binds (see `is_switch`), and why that is an assumption:
+    # "line 29: the condition calls compare_version() at import, which is not run; its first branch that binds took".
+    assumed: dict[str, str] = field(default_factory=dict)
 
 
 def _first_line(node: ast.stmt) -> int:
@@ -66,9 +69,10 @@ def _defined_names(node: ast.stmt) -> set[str]:
 
 
 def _used_names(node: ast.AST) -> set[str]:
-    """Free names a statement reads (over-approximate: any Name in Load context, and decorator/base names)."""
+    """Free names a statement reads (over-approximate: any Name in Load context, and decorator/base names). The
+    condition of a binding switch is not read: it never runs (see `is_switch`)."""
     used: set[str] = set()
-    for sub in ast.walk(node):
+    for sub in _walk_skipping_switch_tests(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
             used.add(sub.id)
         elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
@@ -86,12 +90,53 @@ def _is_main_guard(node: ast.stmt) -> bool:
         isinstance(test, ast.Compare) and any(isinstance(c, ast.Name) and c.id == "__name__" for c in test.comparators))
 
 
+def _walk_skipping_switch_tests(node: ast.AST):
+    todo = [node]
+    while todo:
+        sub = todo.pop()
+        yield sub
+        children = list(ast.iter_child_nodes(sub))
+        if isinstance(sub, ast.If) and is_switch(sub):
+            children = [c for c in children if c is not sub.test]
+        todo.extend(children)
+
+
+def is_switch(node: ast.stmt) -> bool:
+    """A module-level `if` whose condition makes a call we do not run at import (`compare_version(...)`,
+    `is_npu_available()`, `torch.cuda.get_device_capability()`): a *binding switch*. When its branches only bind
+    names (checked by `_safe_compound`), the slice keeps it with the condition replaced by
+    `__tritonlens_switch__(globals(), LINE)`, which the worker answers by running the branch in a scratch namespace:
+    the `if` branch is taken when it binds without an exception, else the `else`/`elif` one — as an import fallback
+    chain would. Version-gated imports list the newest API first, so on the installed Triton this binds what a real
+    import binds; the names it binds are reported as assumed (`Slice.assumed`)."""
+    return (isinstance(node, ast.If) and not _is_main_guard(node)
+            and bool(_has_call(node.test, allow_known=True)) and _binds_by_import_only(node.body + node.orelse))
+
+
+def _binds_by_import_only(stmts: list[ast.stmt]) -> bool:
+    """Imports, constant assignments and nested if/try of those: what an import fallback chain holds. A switch that
+    defines functions (a per-backend helper) is not one: taking its first branch could pick the wrong backend's."""
+    for st in stmts:
+        if isinstance(st, (ast.Import, ast.ImportFrom, ast.Pass, ast.Expr)):
+            continue
+        if isinstance(st, (ast.Assign, ast.AnnAssign)) and not _has_call(st, allow_known=True):
+            continue
+        if isinstance(st, ast.If) and _binds_by_import_only(st.body + st.orelse):
+            continue
+        if isinstance(st, ast.Try) and _binds_by_import_only(
+                st.body + st.orelse + st.finalbody + [x for h in st.handlers for x in h.body]):
+            continue
+        return False
+    return True
+
+
 def _safe_compound(node: ast.stmt) -> bool:
-    """A try/if at top level that only binds names (import fallbacks, version switches) — safe to keep whole."""
+    """A try/if at top level that only binds names (import fallbacks, version switches) — safe to keep whole. An
+    `if` whose condition makes a call is kept as a binding switch (`is_switch`): its condition never runs."""
     if isinstance(node, ast.Try):
         parts = [node.body, node.orelse, node.finalbody, *[h.body for h in node.handlers]]
     elif isinstance(node, ast.If) and not _is_main_guard(node):
-        if _has_call(node.test, allow_known=True):  # `if open("/x").read():` is not evaluated
+        if _has_call(node.test, allow_known=True) and not is_switch(node):  # `if open("/x").read():` never runs
             return False
         parts = [node.body, node.orelse]
     else:
@@ -127,12 +172,12 @@ _ALLOWED_CALLS = {
 
 def _why_unsafe(node: ast.Try | ast.If) -> str:
     """Why a module-level if/try that binds a needed name is not run, naming the first call that stops it."""
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.If) and not _is_main_guard(sub):
+    for sub in _walk_skipping_switch_tests(node):
+        if isinstance(sub, ast.If) and not _is_main_guard(sub) and not is_switch(sub):
             call = _has_call(sub.test, allow_known=True)
             if call:
                 return f"sits under an `if` whose condition calls {call}() at import"
-    for sub in ast.walk(node):
+    for sub in _walk_skipping_switch_tests(node):
         if isinstance(sub, ast.stmt) and not isinstance(sub, (ast.Try, ast.If, ast.Import, ast.ImportFrom)):
             call = _has_call(sub, allow_known=True)
             if call:
@@ -226,7 +271,16 @@ def slice_module(text: str, roots: list[str], definitions: list[int] | None = No
         for name in _defined_names(units[i]) & needed:
             if name not in bound:
                 withheld[name] = f"line {_first_line(units[i])}, not run because it {why}"
-    return Slice(text="".join(out.out), withheld=withheld)
+    assumed = {}
+    for u in units:
+        if id(u) not in kept_ids:
+            continue
+        for sw in (n for n in _walk_skipping_switch_tests(u) if isinstance(n, ast.If) and is_switch(n)):
+            for name in _defined_names(sw) & needed:
+                assumed.setdefault(name, f"line {sw.lineno}, an `if` whose condition calls "
+                                         f"{_has_call(sw.test, allow_known=True)}() at import: tritonlens does not "
+                                         f"run it and took the first branch that imports without error")
+    return Slice(text="".join(out.out), withheld=withheld, assumed=assumed)
 
 
 def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
@@ -449,10 +503,21 @@ class _Emitter:
                 wrote = True
             elif id(s) in self.kept:
                 self.copy(_first_line(s), s.end_lineno or s.lineno)
+                self.switch_headers(s)
                 wrote = True
         if not wrote and not top:
             line = self.src.line(first)
             self.out[first - 1] = line[:len(line) - len(line.lstrip())] + "pass" + _eol(line)
+
+    def switch_headers(self, node: ast.stmt) -> None:
+        """`if compare_version(...):` -> `if __tritonlens_switch__(globals(), 29):` on the same line (see is_switch)."""
+        for sw in _walk_skipping_switch_tests(node):
+            if not (isinstance(sw, ast.If) and is_switch(sw)):
+                continue
+            l, c = self.start(sw)
+            kw = "elif" if self.src.line(l)[c:].startswith("elif") else "if"
+            self.header((l, c), self.src.colon_after(self.end(sw.test)),
+                        f"{kw} __tritonlens_switch__(globals(), {l}):", sw.body, True)
 
     def compound(self, node: ast.stmt) -> None:
         key = self.choices[id(node)]

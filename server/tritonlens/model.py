@@ -62,6 +62,7 @@ class Param:
     is_pointer: bool | None = None  # inferred from use (tl.load/tl.store base) or annotation; None = unknown
     pointee: str | None = None  # element type inferred from use ("i32": loaded values index or bound loops)
     pointer_if: tuple[str, bool] | None = None  # a pointer only when constexpr FLAG is True/False (else an int)
+    is_descriptor: bool = False  # used as a host tensor descriptor (`desc.load([...])`): its type comes from the launch
 
 
 @dataclass

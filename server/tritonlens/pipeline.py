@@ -50,6 +50,7 @@ class _PlannedKernel:
     jobs: list[tuple[Spec, Future | Artifacts]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # from specs: SRC002, SRC003, bad hints
     withheld: dict[str, str] = field(default_factory=dict)  # names the slice did not bind (loader.Slice.withheld)
+    assumed: dict[str, str] = field(default_factory=dict)  # names bound by a switch not run (loader.Slice.assumed)
 
 
 @dataclass
@@ -238,6 +239,7 @@ class Checker:
             except SyntaxError:  # discover already reported it
                 continue
             item.withheld = module.withheld
+            item.assumed = module.assumed
             for target in targets:
                 specs, spec_findings = self._specs(kernel, target, launches_by_kernel.get(kernel.name), kernel_caps)
                 for f in spec_findings:
@@ -340,7 +342,8 @@ class Checker:
         if art is None:
             return cs
         if art.error is not None:
-            cs.findings.append(error_finding(kernel, spec, art, item.withheld, source=text))
+            cs.findings.append(error_finding(kernel, spec, art, item.withheld, source=text,
+                                           assumed_bindings=item.assumed))
             return cs
         ctx = CheckContext(kernel, spec, art, self.settings, source=text)
         cs.metrics = compute_metrics(ctx)

@@ -12,12 +12,15 @@ _ENV_ERRORS = {"Timeout", "WorkerCrash", "InternalError", "Cancelled"}
 
 
 def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict[str, str] | None = None,
-                  source: str | None = None) -> Finding:
-    """A failed compile as SRC001 on the line Triton names (made absolute), else on the def line. When the error is
-    about a name whose only binding tritonlens chose not to run (`withheld`), the message says so. When it is a type
-    error about fp32 and values loaded through pointers that tritonlens typed `*fp32` by default reach the failing
-    line (`source`, the kernel's file, tells which), the error may be ours, not the kernel's: the finding is an info
-    that names those pointers and the hint that types them, not an error."""
+                  source: str | None = None, assumed_bindings: dict[str, str] | None = None) -> Finding:
+    """A failed compile as SRC001 on the line Triton names (made absolute), else on the def line.
+
+    An error is the user's only when the user's values caused it. It is one (severity error) unless the failure
+    rests on something tritonlens assumed: a value of the spec it defaulted (a pointer's element type, an int taken
+    for `i32`, an argument taken for a pointer — origin `specs.ASSUMED`) that feeds the failing statement, or a
+    name whose binding the definitions slice did not run (`withheld`) or chose without running its condition
+    (`assumed_bindings`, a binding switch). Then the finding is an info that names the assumption and how to supply
+    the truth (a hint, a capture, moduleExecution=full)."""
     err = art.error
     assert err is not None
     line = err.line or kernel.def_line
@@ -34,24 +37,37 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
         prefix = "compile error"
     first = err.message.strip().splitlines()[0] if err.message.strip() else err.kind
     message = f"{prefix}: {first}" if not first.startswith(prefix) else first
+    ours = False
     for name, why in (withheld or {}).items():
         if re.search(rf"\b{re.escape(name)}\b", err.message):
             fix = ("bind it outside that `if`" if "`if` whose condition" in why
                    else "make it a literal or tl.constexpr")
             message += (f" — `{name}` comes from {why} (moduleExecution=definitions); {fix}, or set "
                         f"moduleExecution to full")
+            ours = True
             break
-    severity = "error"
+    for name, why in (assumed_bindings or {}).items():
+        if re.search(rf"\b{re.escape(name)}\b", err.message):
+            message += (f" — `{name}` is bound at {why} (moduleExecution=definitions); if the import it took is not "
+                        f"the one your program runs, set moduleExecution to full")
+            ours = True
+            break
+    severity = "info" if ours else "error"
     data: dict = {"kind": err.kind, "detail": err.message}
-    assumed = _assumed_pointers_behind(kernel, spec, err, source)
-    if assumed:
-        severity = "info"
-        data["assumed_pointers"] = assumed
-        shown = ", ".join(assumed)
-        message = (f"does not compile with {shown} typed *fp32, which tritonlens assumes for a pointer whose element "
-                   f"type it cannot see — {message}; if {'it points' if len(assumed) == 1 else 'they point'} to "
-                   f"integers or another type, say so in a hint: `# tritonlens: "
-                   f"{', '.join(f'{n}=*i32' for n in assumed)}`")
+    if err.kind not in _ENV_ERRORS and not ours:
+        assumed = _assumed_behind(kernel, spec, err, source)
+        if assumed:
+            severity = "info"
+            data["assumed"] = assumed
+            pointers = [n for n in assumed if spec.signature.get(n, "").startswith("*")]
+            if pointers:
+                data["assumed_pointers"] = pointers
+            shown = ", ".join(f"{n} typed {spec.signature.get(n)}" for n in assumed)
+            hint = ", ".join(f"{n}={_truth_example(spec.signature.get(n, ''))}" for n in assumed)
+            message = (f"does not compile with {shown}, which tritonlens assumed (no capture, hint or launch site "
+                       f"gives {'it' if len(assumed) == 1 else 'them'}) — {message}; if your launch passes something "
+                       f"else, say so in a hint: `# tritonlens: {hint}`, or capture a real launch "
+                       f"(`tritonlens capture -- CMD`)")
     return Finding(
         path=kernel.path, line=line, column=col, end_line=line, end_column=end_col, code="SRC001",
         severity=severity, message=f"{message} [{spec.describe()}]", kernel=kernel.name, config=spec.describe(),
@@ -59,17 +75,25 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
     )
 
 
-_FP32 = re.compile(r"\bfp32\b|\bfloat32\b")
+def _truth_example(assumed_type: str) -> str:
+    """What to write in a hint instead of an assumed type: the other usual choice."""
+    if assumed_type == "*fp32":
+        return "*i32"
+    if assumed_type.startswith("*"):
+        return "*fp16"
+    return "i64" if assumed_type == "i32" else "i32"
 
 
-def _assumed_pointers_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: str | None) -> list[str]:
-    """Pointers typed `*fp32` by assumption (not by a capture, hint or launch) whose loaded values reach the line of
-    a type error that names fp32 — through the statement at that line and the assignments feeding it."""
-    if err.kind != "CompilationError" or not _FP32.search(err.message) or not err.line or source is None:
-        return []
-    assumed = [n for n, ty in spec.signature.items() if ty == "*fp32" and spec.origins.get(n) == ASSUMED]
+def _assumed_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: str | None) -> list[str]:
+    """Runtime arguments whose type tritonlens assumed (not a capture, hint or launch) that reach the failing
+    statement — through it and the assignments feeding it. An error with no line in the kernel (raised in a helper,
+    or by the backend) cannot be traced: then every assumed argument is a suspect."""
+    assumed = [n for n, ty in spec.signature.items() if ty != "constexpr"
+               and spec.origins.get(n, "").startswith(ASSUMED)]
     if not assumed:
         return []
+    if err.kind not in ("CompilationError", "MLIRError") or not err.line or source is None:
+        return assumed
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -77,7 +101,7 @@ def _assumed_pointers_behind(kernel: KernelInfo, spec: Spec, err: CompileError, 
     fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                and n.lineno == kernel.def_line), None)
     if fn is None or not fn.lineno <= err.line <= (fn.end_lineno or fn.lineno):
-        return []
+        return assumed
     at = [s for s in ast.walk(fn) if isinstance(s, ast.stmt) and s is not fn
           and s.lineno <= err.line <= (s.end_lineno or s.lineno)]
     if not at:
@@ -86,6 +110,12 @@ def _assumed_pointers_behind(kernel: KernelInfo, spec: Spec, err: CompileError, 
     focus: ast.AST = stmt
     if isinstance(stmt, (ast.For, ast.While, ast.If)) and "Loop-carried" not in err.message:
         focus = stmt.iter if isinstance(stmt, ast.For) else stmt.test  # the header, not the body
+    if err.col:  # the expression Triton names (`tl.arange(0, 100)` inside a store), not its whole statement
+        spans = [e for e in ast.walk(focus) if isinstance(e, ast.expr) and e.lineno == err.line
+                 and e.col_offset + 1 == err.col]
+        exact = [e for e in spans if err.end_col and e.end_lineno == err.line and e.end_col_offset + 1 == err.end_col]
+        if exact or spans:
+            focus = (exact or spans)[0]  # ast.walk is outside-in: the largest expression starting there
     names = {n.id for n in ast.walk(focus) if isinstance(n, ast.Name)}
     assigns = [s for s in ast.walk(fn) if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                and getattr(s, "value", None) is not None]

@@ -207,6 +207,11 @@ def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] |
             if got is not None:
                 values[p.name] = got
                 continue
+        if p.is_descriptor:
+            reasons.setdefault(p.name, f"{p.name} is a tensor descriptor (the kernel calls {p.name}.load/store): its "
+                                       f"type, tensordesc<dtype[block shape]>, comes from the host launch — capture "
+                                       f"one (`tritonlens capture -- CMD`)")
+            continue
         if not p.is_constexpr:
             if p.is_pointer and not _pointer_branch_dead(p, values):
                 pointee = p.pointee or "fp32"
@@ -326,11 +331,30 @@ def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any
         for k, default in TRITON_DEFAULT_OPTIONS[Target.parse(target).backend].items():
             options.setdefault(k, default)
         missing = [x for x, t in sig.items() if t == "constexpr" and x not in constants]
-        specs.append(Spec(signature=dict(sig), constants={k: v for k, v in constants.items() if k in sig},
+        specs.append(Spec(signature=dict(sig), constants={k: _replayed(v) for k, v in constants.items() if k in sig},
                           attrs=attrs, options=options, target=target,
                           origins={k: "capture" for k in list(sig) + list(options)}, label=f"capture {n}",
                           missing=missing))
     return specs, findings
+
+
+# The dtype names triton's `serialize_specialization_data` writes for a `tl.dtype` constexpr (str(dtype)), and that
+# its cache preload turns back into `tl.dtype(name)` (triton 3.6 `JITFunction.preload`, `tl.dtype.is_dtype`).
+_TRITON_DTYPE_NAMES = frozenset({
+    "int8", "int16", "int32", "int64", "int1", "uint8", "uint16", "uint32", "uint64", "fp8e4b15", "fp8e4nv",
+    "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64", "void",
+})
+
+
+def _replayed(value: Any) -> Any:
+    """A captured constant as triton's preload would rebuild it: a dtype name is a `tl.dtype` (carried as
+    {"dtype": name}, see hints.dtype_value), `{"constexpr": v}` is `v`; lists stay lists here (JSON) and become
+    tuples in the worker."""
+    if isinstance(value, str) and value in _TRITON_DTYPE_NAMES:
+        return {"dtype": value}
+    if isinstance(value, dict) and set(value) == {"constexpr"}:
+        return value["constexpr"]
+    return value
 
 
 def _same_file(kernel_path: str, capture_path: str) -> bool:
@@ -352,32 +376,49 @@ def _hint_findings(kernel: KernelInfo) -> list[Finding]:
 
 def _missing_findings(kernel: KernelInfo, specs: list[Spec], launches: list[_Draft],
                       reasons: dict[str, str]) -> list[Finding]:
-    out = []
-    done: set[str] = set()
+    """One SRC002 per kernel, on its first missing parameter, naming every value no source gave and the candidates
+    its launch sites pass (not one finding per parameter: real kernels take most constexprs from tensor shapes)."""
+    names: list[str] = []
     for spec in specs:
-        for name in spec.missing:
-            if name in done:
-                continue
-            done.add(name)
-            p = kernel.param(name)
-            if p is None:
-                continue
-            candidates: list[str] = []
-            for ld in launches:
-                text = ld.exprs.get(name)
-                if text and text not in candidates:
-                    candidates.append(text)
-                v = ld.params.get(name)
-                if v is not None and repr(v.value) not in candidates:
-                    candidates.append(repr(v.value))
-            msg = f"{name} has no value: add a hint `# tritonlens: {name}=...`"
-            if candidates:
-                msg += f" (launch sites pass {', '.join(candidates)})"
-            if name in reasons:
-                msg += f"; {reasons[name]}"
-            out.append(Finding(kernel.path, p.line, p.col, p.line, p.end_col, "SRC002", "info", msg,
-                               kernel=kernel.name, data={"param": name, "candidates": candidates}))
-    return out
+        names += [n for n in spec.missing if n not in names and kernel.param(n) is not None]
+    if not names:
+        return []
+    candidates: dict[str, list[str]] = {}
+    for name in names:
+        found: list[str] = []
+        for ld in launches:
+            text = ld.exprs.get(name)
+            if text and text not in found:
+                found.append(text)
+            v = ld.params.get(name)
+            if v is not None and repr(v.value) not in found:
+                found.append(repr(v.value))
+        candidates[name] = found
+
+    def detail(name: str) -> str:
+        parts = ([f"launch sites pass {', '.join(candidates[name])}"] if candidates[name] else []) + \
+                ([reasons[name]] if name in reasons else [])
+        return "; ".join(parts)
+
+    first = kernel.param(names[0])
+    assert first is not None
+    hint = ", ".join(f"{n}=..." for n in names)
+    if len(names) == 1:
+        name = names[0]
+        msg = f"{name} has no value: add a hint `# tritonlens: {name}=...`"
+        if candidates[name]:
+            msg += f" (launch sites pass {', '.join(candidates[name])})"
+        if name in reasons:
+            msg += f"; {reasons[name]}"
+    else:
+        listed = "; ".join(f"{n} ({detail(n)})" if detail(n) else n for n in names)
+        msg = (f"not compiled: {len(names)} values have no source — {listed}. Add a hint "
+               f"`# tritonlens: {hint}` above the decorators, or record real launches with "
+               f"`tritonlens capture -- CMD`")
+    return [Finding(kernel.path, first.line, first.col, first.line, first.end_col, "SRC002", "info", msg,
+                    kernel=kernel.name, data={"param": names[0], "params": names,
+                                              "candidates": candidates[names[0]],
+                                              "candidates_by_param": candidates})]
 
 
 def _dedupe(specs: list[Spec]) -> list[Spec]:

@@ -6,6 +6,7 @@ pool.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 from collections import OrderedDict
 import hashlib
@@ -63,6 +64,7 @@ def load_module(path: str, text: str, workspace_root: str | None) -> types.Modul
     module = types.ModuleType(name)
     module.__file__ = path
     module.__package__ = package
+    module.__dict__["__tritonlens_switch__"] = binding_switch
     sys.modules[name] = module
     # inspect.getsource (which @triton.jit calls) must see this text, not what is on disk: the editor's buffer may be
     # unsaved. An entry with mtime None is never invalidated by linecache.checkcache.
@@ -79,6 +81,38 @@ def load_module(path: str, text: str, workspace_root: str | None) -> types.Modul
     if workspace_root:
         _evict_changed_workspace_modules(workspace_root)  # records the mtimes of what this import pulled in
     return module
+
+
+_switch_trees: "OrderedDict[str, ast.Module]" = OrderedDict()
+
+
+def binding_switch(namespace: dict[str, Any], line: int) -> bool:
+    """The condition of a binding switch (`loader.is_switch`) at `line` of the module being loaded: True when the
+    `if` branch binds without an exception, run first in a scratch copy of the module's namespace — as an import
+    fallback chain decides. The branch then runs for real in the module. Its outcome is kept in
+    `__tritonlens_switches__` (line -> the exception that made the other branch run, or None)."""
+    path = namespace.get("__file__") or ""
+    lines = linecache.getlines(path)
+    text = "".join(lines)
+    key = hashlib.sha256((path + "\0" + text).encode()).hexdigest()
+    tree = _switch_trees.get(key)
+    if tree is None:
+        tree = _switch_trees[key] = ast.parse(text)
+        while len(_switch_trees) > _MAX_MODULES:
+            _switch_trees.popitem(last=False)
+    node = next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == line), None)
+    outcomes = namespace.setdefault("__tritonlens_switches__", {})
+    if node is None:
+        outcomes[line] = "no `if` on this line"
+        return False
+    scratch = dict(namespace)
+    try:
+        exec(compile(ast.Module(body=node.body, type_ignores=[]), path, "exec"), scratch)
+    except Exception as exc:  # noqa: BLE001 — the other branch is the fallback, as an except clause would take it
+        outcomes[line] = f"{type(exc).__name__}: {exc}"
+        return False
+    outcomes[line] = None
+    return True
 
 
 def _evict_changed_workspace_modules(root: str) -> bool:
@@ -123,11 +157,15 @@ def find_jit_function(module: types.ModuleType, qualname: str):
 
 
 def _constexpr_value(value: Any) -> Any:
-    """Spec values are JSON; a triton dtype travels as {"dtype": "float32"} (see hints.dtype_value)."""
+    """Spec values are JSON; a triton dtype travels as {"dtype": "float32"} (a `tl` name, see hints.dtype_value) or
+    {"dtype": "bf16"} (the name triton's specialization data holds); a tuple travels as a list."""
     if isinstance(value, dict) and set(value) == {"dtype"}:
         import triton.language as tl
 
-        return getattr(tl, value["dtype"])
+        found = getattr(tl, value["dtype"], None)
+        return found if isinstance(found, tl.dtype) else tl.dtype(value["dtype"])
+    if isinstance(value, list):
+        return tuple(_constexpr_value(v) for v in value)
     return value
 
 
