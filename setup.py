@@ -1,5 +1,6 @@
-"""Only here to ship the rule pages (docs/rules/*.md) inside the wheel, so `tritonlens explain` works when installed
-from a wheel; everything else is in pyproject.toml."""
+"""Only here to ship the rule pages (docs/rules/*.md) and the TextMate grammars (syntaxes/, which `tritonlens report`
+colours IR with) inside the wheel, so `explain` and `report` work when installed from a wheel; everything else is in
+pyproject.toml."""
 import glob
 import os
 import shutil
@@ -15,6 +16,10 @@ class BuildWithRuleDocs(build_py):
         os.makedirs(target, exist_ok=True)
         for page in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "docs", "rules", "*.md")):
             shutil.copy(page, target)
+        grammars = os.path.join(self.build_lib, "tritonlens", "syntaxes")
+        os.makedirs(grammars, exist_ok=True)
+        for grammar in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "syntaxes", "*.json")):
+            shutil.copy(grammar, grammars)
 
 
 setup(cmdclass={"build_py": BuildWithRuleDocs})

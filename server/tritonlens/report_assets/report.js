@@ -85,14 +85,35 @@
     }
 
     initialStack() {
-      const repo = this.root.repository || {};
-      return { parent: null, rules: this.rules(this.root.patterns, repo), scopes: [this.scopeName], endRe: null };
+      if (!this._initial) {
+        const repo = this.root.repository || {};
+        const rules = this.rules(this.root.patterns, repo);
+        this._initial = { parent: null, rules, scopes: [this.scopeName], endRe: null };
+        this._rootBegins = rules.filter((r) => r.kind === "begin").map((r) => r.re);
+      }
+      return this._initial;
     }
 
-    // Tokens of one line: [start, end, scopes] runs; and the stack for the next line.
-    tokenizeLine(line, stack) {
+    // The stack after a line, without its tokens. From the root state a line that no root `begin` regex matches
+    // anywhere cannot push (a search from 0 tries every position), so it leaves the root state: one search per
+    // begin rule instead of tokenizing the line. Lines that may begin something are tokenized in full.
+    nextStack(line, stack) {
+      if (stack === this._initial) {
+        let may = false;
+        for (const re of this._rootBegins) { re.lastIndex = 0; if (re.test(line)) { may = true; break; } }
+        if (!may) return stack;
+      }
+      return this.tokenizeLine(line, stack, true).stack;
+    }
+
+    // Tokens of one line: [start, end, scopes] runs; and the stack for the next line (only that with `stateOnly`).
+    tokenizeLine(line, stack, stateOnly) {
       const tokens = [];
-      const emit = (a, b, scopes) => { if (b > a) tokens.push([a, b, scopes]); };
+      const emit = stateOnly ? () => {} : (a, b, scopes) => { if (b > a) tokens.push([a, b, scopes]); };
+      const paint = stateOnly ? () => {} : (m, scopes, captures) => this.paint(tokens, m, scopes, captures);
+      // A rule's match found from an earlier position still stands while it starts at or after `pos` (a search
+      // finds the leftmost start), and "no match" stays true: each regex runs a few times per line, not per token.
+      const found = new Map();
       let pos = 0, guard = 0;
       for (;;) {
         if (++guard > 10000) { emit(pos, line.length, stack.scopes); break; }
@@ -103,8 +124,12 @@
           if (m) { best = m; isEnd = true; }
         }
         for (const r of stack.rules) {
-          r.re.lastIndex = pos;
-          const m = r.re.exec(line);
+          let m = found.get(r);
+          if (m === undefined || (m !== null && m.index < pos)) {
+            r.re.lastIndex = pos;
+            m = r.re.exec(line);
+            found.set(r, m);
+          }
           if (m && (!best || m.index < best.index)) { best = m; bestRule = r; isEnd = false; }
           if (best && best.index === pos && !isEnd && bestRule === r) break; // nothing can start earlier
         }
@@ -113,13 +138,13 @@
         const start = best.index, stop = best.index + best[0].length;
         if (isEnd) {
           const outer = stack.parent.scopes.concat(stack.ownName ? [stack.ownName] : []);
-          this.paint(tokens, best, outer, stack.endCaptures);
+          paint(best, outer, stack.endCaptures);
           stack = stack.parent;
         } else if (bestRule.kind === "match") {
-          this.paint(tokens, best, stack.scopes.concat(bestRule.name ? [bestRule.name] : []), bestRule.captures);
+          paint(best, stack.scopes.concat(bestRule.name ? [bestRule.name] : []), bestRule.captures);
         } else {
           const withName = stack.scopes.concat(bestRule.name ? [bestRule.name] : []);
-          this.paint(tokens, best, withName, bestRule.beginCaptures);
+          paint(best, withName, bestRule.beginCaptures);
           let endRe = bestRule.endRe;
           if (!endRe) {
             const src = bestRule.end.replace(/\\(\d)/g, (_, d) => (best[+d] || "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
@@ -160,9 +185,12 @@
         const span = m.indices[g];
         const c = captures[g];
         if (!span || !c || !c.name) continue;
+        const made = new Map(); // one scopes array per distinct base, not one per character
         for (let i = span[0]; i < span[1]; i++) {
           const base = g === 0 ? scopes : per[i - start];
-          per[i - start] = base.concat([c.name]);
+          let next = made.get(base);
+          if (!next) made.set(base, (next = base.concat([c.name])));
+          per[i - start] = next;
         }
       }
       let a = 0;
@@ -259,6 +287,19 @@
         if (line) this.kernel.selectFromIr(this, +line.dataset.irLine);
       });
       this.render();
+      this.warm();
+    }
+
+    // Tokenizer states for the whole text, a slice per idle moment, so that a later jump far down renders at once.
+    warm() {
+      if (!this.grammar) return;
+      const idle = window.requestIdleCallback || ((f) => setTimeout(f, 16));
+      const step = () => {
+        this.stackAt(Math.min(this.lines.length, this.stacks.length + 2000));
+        if (this.stacks.length < this.lines.length) idle(step);
+        else this.el.dataset.warm = "true";
+      };
+      idle(step);
     }
 
     irLinesFor(srcLine) {
@@ -276,7 +317,7 @@
       const st = this.stacks;
       while (st.length < i) {
         const k = st.length; // state before line k exists; tokenize line k
-        st.push(this.grammar.tokenizeLine(this.lines[k - 1], st[k - 1]).stack);
+        st.push(this.grammar.nextStack(this.lines[k - 1], st[k - 1]));
       }
       return st[i - 1];
     }
