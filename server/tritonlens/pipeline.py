@@ -19,7 +19,7 @@ from .compiler.cache import ArtifactCache
 from .compiler.pool import CompileJob, CompileService
 from .loader import Slice, slice_module
 from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec
-from .report import error_finding, finish_report
+from .report import error_finding, finish_report, load_error_finding
 from .settings import Settings
 from .targets import resolve_target
 
@@ -58,6 +58,7 @@ class _Plan:
     report: FileReport
     text: str | None = None
     kernels: list[_PlannedKernel] = field(default_factory=list)
+    load_errors: set[tuple] = field(default_factory=set)  # (line, message) of SRC006 already reported in this file
 
 
 def find_workspace_root(path: str) -> str:
@@ -263,22 +264,31 @@ class Checker:
                 continue
             for item in ready:
                 left.remove(item)
-                kr = self._kernel_report(item, plan.text)
+                kr = self._kernel_report(item, plan)
                 done.append(kr)
                 if on_kernel is not None:
                     on_kernel(kr)
         plan.report.kernels = sorted(done, key=lambda kr: kr.kernel.def_line)
         return plan.report
 
-    def _kernel_report(self, item: "_PlannedKernel", text: str | None) -> KernelReport:
+    def _kernel_report(self, item: "_PlannedKernel", plan: "_Plan") -> KernelReport:
         kr = KernelReport(item.kernel)
+        own = list(item.findings)
         for spec, job in item.jobs:
             try:
                 art = job.result() if isinstance(job, Future) else job
             except CancelledError:
                 art = None
-            kr.compiled.append(self._analyse(item, spec, art, text))
-        return finish_report(kr, item.findings, self.settings)
+            if art is not None and art.error is not None and art.error.kind == "LoadError":
+                # The module did not import: one finding for the file, on the import line, not one per kernel/spec.
+                f = load_error_finding(item.kernel, art.error)
+                if (f.line, f.message) not in plan.load_errors:
+                    plan.load_errors.add((f.line, f.message))
+                    own.append(f)
+                kr.compiled.append(CompiledSpec(spec, art))
+                continue
+            kr.compiled.append(self._analyse(item, spec, art, plan.text))
+        return finish_report(kr, own, self.settings)
 
     # ------------------------------------------------------------------ steps
     def _module_slice(self, text: str, kernel: KernelInfo) -> Slice:

@@ -75,6 +75,29 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
     )
 
 
+_GPU_WORDS = re.compile(r"cuda|gpu|device|driver|nvml|hip|rocm|npu|xpu", re.I)
+
+
+def load_error_finding(kernel: KernelInfo, err: CompileError) -> Finding:
+    """The kernel's module raised at import: one SRC006 on the line of this file the failure came through (the
+    import), for the whole file — the environment, not a kernel, is what failed. It says what failed and how to check
+    it; the pipeline keeps one per file (the same line and message from several kernels is one finding)."""
+    detail = err.message.removeprefix("could not load the kernel's module: ").strip()
+    first = detail.splitlines()[0] if detail else err.kind
+    if "ModuleNotFoundError" in first or "ImportError" in first:
+        how = ("install it in the interpreter tritonlens runs with (the editor's `tritonlens.interpreter`), or "
+               "check on the machine the code runs on")
+    elif _GPU_WORDS.search(first):
+        how = ("the module asks for a GPU when it is imported: check on the GPU machine (`tritonlens check --target "
+               "auto` there), or record its launches there with `tritonlens capture -- CMD` and check anywhere")
+    else:
+        how = "set moduleExecution to definitions (the default) or make the import-time code tolerate a bare import"
+    line = err.line or kernel.def_line
+    return Finding(kernel.path, line, 1, line, 1 + 200, "SRC006", "warning",
+                   f"this file's kernels were not compiled: importing it failed here on this machine — {first}; "
+                   f"{how}", kernel=kernel.name, data={"kind": err.kind, "detail": err.message, "merge_key": first})
+
+
 def _truth_example(assumed_type: str) -> str:
     """What to write in a hint instead of an assumed type: the other usual choice."""
     if assumed_type == "*fp32":

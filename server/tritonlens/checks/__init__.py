@@ -50,6 +50,8 @@ register_meta("SRC002", "missing-specialization", "info", "a constexpr has no va
 register_meta("SRC003", "stale-capture", "info", "a captured launch no longer fits the kernel's parameters")
 register_meta("SRC005", "kernel-out-of-reach", "info",
               "a @triton.jit function defined inside another function: it cannot be compiled on its own")
+register_meta("SRC006", "module-not-importable", "warning",
+              "the kernel's module (or one it imports) raised at import on this machine: its kernels were not compiled")
 register_meta("SRC004", "bad-hint", "warning", "a `# tritonlens:` hint comment has a value tritonlens cannot use")
 register_meta("BASE001", "regressed-from-baseline", "warning",
               "with --baseline: a kernel got worse than the baseline (new finding, more spills, registers or "
