@@ -175,3 +175,51 @@ def test_missing_baseline_is_a_usage_error_and_base001_is_explained(capsys, tmp_
     assert code == 2 and "cannot read the baseline" in err and "tritonlens baseline save" in err
     code, out, _ = run(capsys, "explain", "BASE001")
     assert code == 0 and out.startswith("# BASE001 regressed-from-baseline")
+
+
+# ---------------------------------------------------------------- the editor: lens and def-line hover
+def test_lens_and_hover_show_what_the_last_save_changed_and_since_the_baseline(capsys, workspace, checker):
+    from lsprotocol import types
+
+    from tritonlens.lsp.compiling import DocState
+    from tritonlens.lsp.server import create_server
+
+    root, k = workspace("vector_add.py")
+    assert run(capsys, "baseline", "save", str(k), *CUDA)[0] == 0
+    server = create_server()  # the real wiring; its compiles are stood in for by the shared checker (same pipeline)
+    uri = k.as_uri()
+    fm = server.protocol.fm.features
+
+    def save():
+        """What the server does after a save: compile, keep the reports, publish (listeners see it); then the client
+        asks for lenses and the def-line hover."""
+        [kr] = checker.check_file(str(k)).kernels
+        st = server.scheduler.docs[uri] = DocState(uri, str(k), kernels={kr.kernel.key: kr}, text=k.read_text())
+        for listener in server.scheduler.listeners:
+            listener(st)
+        doc = types.TextDocumentIdentifier(uri)
+        lenses = fm[types.TEXT_DOCUMENT_CODE_LENS](types.CodeLensParams(doc))
+        hover = fm[types.TEXT_DOCUMENT_HOVER](types.HoverParams(doc, types.Position(kr.kernel.def_line - 1, 4)))
+        return [lens.command.title for lens in lenses], hover.contents.value
+
+    titles, hover = save()
+    assert len(titles) == 4 and "since" not in " ".join(titles) + hover  # first save, same as the baseline
+
+    edit(k, "n_elements=i32%16", "n_elements=i32")
+    titles, hover = save()
+    assert titles[-1] == ("since last save: ld.global widths 4×128-bit → 16×32-bit, st.global widths 2×128-bit → "
+                          "8×32-bit, PTX001 +2, PTX002 +1 · vs baseline: ld.global widths 4×128-bit → 16×32-bit, "
+                          "st.global widths 2×128-bit → 8×32-bit, PTX001 +2, PTX002 +1")
+    assert hover.endswith("since last save: ld.global widths 4×128-bit → 16×32-bit, st.global widths 2×128-bit → "
+                          "8×32-bit, PTX001 +2, PTX002 +1\n\nvs baseline: ld.global widths 4×128-bit → 16×32-bit, "
+                          "st.global widths 2×128-bit → 8×32-bit, PTX001 +2, PTX002 +1")
+
+    edit(k, "BLOCK_SIZE=1024, num_warps=4", "BLOCK_SIZE=2048, num_warps=2")
+    titles, _ = save()
+    assert "since last save: registers 26 → " in titles[-1]
+    assert "2 knobs changed at once (num_warps, BLOCK_SIZE): not one change's delta" in titles[-1]
+
+    edit(k, "n_elements=i32,", "n_elements=i32%16,")
+    edit(k, "BLOCK_SIZE=2048, num_warps=2", "BLOCK_SIZE=1024, num_warps=4")
+    titles, _ = save()
+    assert titles[-1].startswith("since last save: registers") and "vs baseline" not in titles[-1]

@@ -13,6 +13,7 @@ and description, and it is still the spec to compare with — the knobs that cha
 from __future__ import annotations
 
 import difflib
+import json
 import hashlib
 import os
 import re
@@ -179,8 +180,8 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-def spec_record(cs: CompiledSpec, paths: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
-    """One compiled spec as stored, and its normalised IR texts by stage."""
+def spec_record(cs: CompiledSpec, paths: list[str], with_ir: bool = True) -> tuple[dict[str, Any], dict[str, str]]:
+    """One compiled spec as stored, and its normalised IR texts by stage (none without `with_ir`)."""
     spec, art = cs.spec, cs.artifacts
     rec: dict[str, Any] = {
         "describe": spec.describe(), "label": spec.label, "target": spec.target,
@@ -191,7 +192,7 @@ def spec_record(cs: CompiledSpec, paths: list[str]) -> tuple[dict[str, Any], dic
         "findings": _sorted_records([finding_record(f, spec.describe(), paths) for f in cs.findings]),
     }
     texts: dict[str, str] = {}
-    if art is not None and art.ok:
+    if art is not None and art.ok and with_ir:
         for stage in IR_STAGES:
             if art.asm.get(stage):
                 texts[stage] = normalise_ir(stage, art.asm[stage], paths)
@@ -199,12 +200,13 @@ def spec_record(cs: CompiledSpec, paths: list[str]) -> tuple[dict[str, Any], dic
     return rec, texts
 
 
-def kernel_record(kr: KernelReport, paths: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
+def kernel_record(kr: KernelReport, paths: list[str],
+                  with_ir: bool = True) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
     """A kernel as stored (its specs by key, the findings that belong to no spec) and its IR texts by spec key."""
     specs, texts = {}, {}
     for cs in kr.compiled:
         key = cs.spec.key()
-        specs[key], texts[key] = spec_record(cs, paths)
+        specs[key], texts[key] = spec_record(cs, paths, with_ir)
     own = [f for f in kr.findings if "specs" not in f.data]  # SRC002, SRC003, ...: from specs, not from compiles
     return {"def_line": kr.kernel.def_line, "specs": specs,
             "findings": _sorted_records([finding_record(f, None, paths) for f in own])}, texts
@@ -553,6 +555,76 @@ def _knob_note(sd: SpecDiff) -> str:
     if len(knobs) > 1:
         return f"; {len(knobs)} knobs changed at once ({shown}): the delta cannot be pinned on one of them"
     return f"; changed: {shown}"
+
+
+# ---------------------------------------------------------------- the editor: what one save changed
+_SUMMARY_METRICS = ("registers", "spill_bytes", "shared", "resident warps", "convert_layout", "local_alloc",
+                    "mma", "wgmma", "ld.global widths", "st.global widths")
+
+
+def change_summary(kd: KernelDiff) -> str:
+    """`registers 168 → 96, spill bytes 1296 B → 0 B, PTX001 +2` for a kernel's first paired spec; "" when nothing
+    a user tunes for changed. Says so when more than one knob of the spec changed at once."""
+    sd = next((s for s in kd.specs if s.old is not None and s.new is not None), None)
+    if sd is None:
+        return ""
+    parts = [c.text() for c in sd.metrics if c.name in _SUMMARY_METRICS]
+    codes = sorted({r["code"] for r in sd.appeared} | {r["code"] for r in sd.gone})
+    for code in codes:
+        delta = sum(r["code"] == code for r in sd.appeared) - sum(r["code"] == code for r in sd.gone)
+        if delta:
+            parts.append(f"{code} {delta:+d}")
+    knobs = [c for c in sd.knobs if c.name != "target"]
+    if parts and len(knobs) > 1:
+        parts.append(f"{len(knobs)} knobs changed at once ({', '.join(c.name for c in knobs)}): "
+                     f"not one change's delta")
+    return ", ".join(parts)
+
+
+class SaveHistory:
+    """Per kernel of each document, the record of the previous compiled report and the latest report, so that a
+    lens can say what the last save changed. A report counts once: the same object seen again (an unchanged kernel
+    is not recompiled) shifts nothing. Only metrics and findings are kept of the previous one, not its IR."""
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[str, str], tuple[dict | None, KernelReport]] = {}
+
+    def observe(self, uri: str, kr: KernelReport) -> None:
+        if not any(cs.artifacts is not None and cs.artifacts.ok for cs in kr.compiled):
+            return  # a failed or cancelled compile is not a state to compare with
+        key = (uri, kr.kernel.key)
+        held = self._held.get(key)
+        if held is None or held[1] is not kr:
+            self._held[key] = (kernel_record(held[1], [], with_ir=False)[0] if held else None, kr)
+
+    def since_last_save(self, uri: str, kr: KernelReport) -> str:
+        held = self._held.get((uri, kr.kernel.key))
+        if held is None or held[0] is None or held[1] is not kr:
+            return ""
+        return change_summary(compare_kernel("", kr.kernel.key, held[0], kernel_record(kr, [], with_ir=False)[0]))
+
+
+def since_baseline(baseline: dict, rel: str, kr: KernelReport) -> str:
+    """What changed in `kr` since the baseline's record of it ("" when the baseline does not hold it)."""
+    old = baseline.get("files", {}).get(rel, {}).get("kernels", {}).get(kr.kernel.key)
+    if old is None:
+        return ""
+    new, _ = kernel_record(kr, [], with_ir=False)
+    return change_summary(compare_kernel(rel, kr.kernel.key, old, new))
+
+
+def read_baseline(path: str) -> tuple[dict | None, str | None]:
+    """(the baseline, None) or (None, why it cannot be used)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as exc:
+        return None, f"{path}: cannot read the baseline ({exc.strerror or exc})"
+    except ValueError as exc:
+        return None, f"{path}: not a baseline ({exc})"
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        return None, f'{path}: not a baseline (no "files")'
+    return data, None
 
 
 # ---------------------------------------------------------------- versions (the one function here that runs tools)

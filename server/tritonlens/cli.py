@@ -374,19 +374,12 @@ def _current_state(reports: list, root: str, settings) -> tuple[dict, dict[str, 
 
 
 def _load_baseline(path: str) -> dict | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as exc:
-        print(f"tritonlens: {path}: cannot read the baseline ({exc.strerror or exc}); "
-              f"save one with `tritonlens baseline save PATH...`", file=sys.stderr)
-        return None
-    except ValueError as exc:
-        print(f"tritonlens: {path}: not a baseline ({exc})", file=sys.stderr)
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
-        print(f"tritonlens: {path}: not a baseline (no \"files\")", file=sys.stderr)
-        return None
+    from .baseline import read_baseline
+
+    data, problem = read_baseline(path)
+    if problem:
+        hint = "; save one with `tritonlens baseline save PATH...`" if "cannot read" in problem else ""
+        print(f"tritonlens: {problem}{hint}", file=sys.stderr)
     return data
 
 

@@ -113,6 +113,9 @@ def register(server: "TritonLensServer") -> None:
         try:
             if line <= signature_end(st.text.splitlines(), kr.kernel.def_line):
                 text = metrics_table(st.uri, kr, ls.settings)
+                changes = getattr(ls, "kernel_changes", None)  # lens.KernelChanges: what the last save changed
+                if changes is not None and (since := changes.text(st.uri, st.path, kr)):
+                    text += "\n\n" + since.replace(" · vs baseline:", "\n\nvs baseline:")
             else:
                 text = line_hover(st.uri, kr, line, ls.settings)
         except Exception as exc:  # noqa: BLE001 — a hover must not cost the server

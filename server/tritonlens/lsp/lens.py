@@ -2,9 +2,12 @@
 conversions) and commands that open its TTGIR / PTX / SASS."""
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+
+from ..baseline import SaveHistory, read_baseline, since_baseline
 
 from .hover import SHOW_IR
 from .lifecycle import RECOMPILE
@@ -35,7 +38,7 @@ def kernel_summary(kr: "KernelReport", settings) -> str:
     return text
 
 
-def lenses_for(uri: str, kr: "KernelReport", settings) -> list[types.CodeLens]:
+def lenses_for(uri: str, kr: "KernelReport", settings, changes: str = "") -> list[types.CodeLens]:
     line = kr.kernel.decorator_line - 1
     rng = types.Range(types.Position(line, 0), types.Position(line, 0))
     # Clicking the summary recompiles the file: a real command, so clients that run every lens (Neovim) can too.
@@ -47,10 +50,51 @@ def lenses_for(uri: str, kr: "KernelReport", settings) -> list[types.CodeLens]:
             args = [{"uri": uri, "kernel": kr.name, "stage": stage, "line": kr.kernel.def_line - 1}]
             out.append(types.CodeLens(range=rng, command=types.Command(
                 title=f"Show {STAGE_TITLES[stage]}", command=SHOW_IR, arguments=args)))
+    if changes:
+        out.append(types.CodeLens(range=rng, command=types.Command(title=changes, command=RECOMPILE, arguments=[uri])))
     return out
 
 
+class KernelChanges:
+    """What the last save changed in a kernel, and what changed since the workspace's `.tritonlens/baseline.json`
+    (read again when its mtime changes): the text of the lens under the summary and of the def-line hover."""
+
+    def __init__(self) -> None:
+        self.history = SaveHistory()
+        self._baselines: dict[str, tuple[float, dict | None]] = {}
+
+    def observe(self, st) -> None:  # a scheduler listener: after each publish
+        for kr in st.kernels.values():
+            self.history.observe(st.uri, kr)
+
+    def text(self, uri: str, path: str, kr: "KernelReport") -> str:
+        parts = []
+        if last := self.history.since_last_save(uri, kr):
+            parts.append(f"since last save: {last}")
+        from ..pipeline import find_workspace_root
+
+        root = find_workspace_root(path)
+        base = self._baseline(os.path.join(root, ".tritonlens", "baseline.json"))
+        if base is not None and (then := since_baseline(base, os.path.relpath(path, root).replace(os.sep, "/"), kr)):
+            parts.append(f"vs baseline: {then}")
+        return " · ".join(parts)
+
+    def _baseline(self, file: str) -> dict | None:
+        try:
+            mtime = os.stat(file).st_mtime
+        except OSError:
+            return None
+        held = self._baselines.get(file)
+        if held is None or held[0] != mtime:
+            held = self._baselines[file] = (mtime, read_baseline(file)[0])
+        return held[1]
+
+
 def register(server: "TritonLensServer") -> None:
+    changes = KernelChanges()
+    server.kernel_changes = changes  # type: ignore[attr-defined]  — the def-line hover reads it too
+    server.scheduler.listeners.append(changes.observe)
+
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(ls: "TritonLensServer", params: types.CodeLensParams) -> list[types.CodeLens]:
         st = ls.scheduler.state(params.text_document.uri)
@@ -59,7 +103,7 @@ def register(server: "TritonLensServer") -> None:
         out: list[types.CodeLens] = []
         for kr in sorted(st.kernels.values(), key=lambda k: k.kernel.decorator_line):
             try:
-                out.extend(lenses_for(st.uri, kr, ls.settings))
+                out.extend(lenses_for(st.uri, kr, ls.settings, changes.text(st.uri, st.path, kr)))
                 if (prof := profile_lens_for(ls, st.uri, kr)) is not None:
                     out.append(prof)
             except Exception as exc:  # noqa: BLE001
