@@ -168,6 +168,29 @@ def test_two_knobs_changed_at_once_is_said(capsys, workspace):
     assert "2 knobs changed at once: the deltas cannot be pinned on one of them" in out
 
 
+NO_SPEC = """
+
+@triton.jit
+def nospec(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+"""
+
+
+def test_a_kernel_added_since_the_baseline_counts_as_new(capsys, workspace):
+    root, k = workspace("vector_add.py")
+    k.write_text(k.read_text().split("\n\ndef add(")[0] + NO_SPEC)  # the kernel, and one with no BLOCK value
+    assert run(capsys, "baseline", "save", str(k), *CUDA)[0] == 0
+    unaligned = open(os.path.join(EXAMPLES, "bad", "vector_add_unaligned.py")).read()
+    k.write_text(k.read_text() + "\n\n" + unaligned.split("\n\n\n", 1)[1].replace("add_kernel", "add_unaligned"))
+    code, out, _ = run(capsys, "check", str(k), "--baseline", baseline_of(root), "-q", *CUDA)
+    assert code == 1
+    assert re.search(r"^k\.py:\d+:19: SRC002 \[info\] BLOCK has no value.* \(in the baseline\)$", out, re.M)
+    assert re.search(r"^k\.py:\d+:1: BASE001 \[warning\] kernel not in the baseline, its findings count as new: "
+                     r"PTX001 0 → 2 \(new on lines \d+, \d+\); PTX002 0 → 1", out, re.M)
+    code, out, _ = run(capsys, "diff", str(k), *CUDA)
+    assert "k.py::add_unaligned: not in the baseline" in out and "1 of 2 spec(s) changed" in out
+
+
 def test_missing_baseline_is_a_usage_error_and_base001_is_explained(capsys, tmp_path):
     k = tmp_path / "k.py"
     shutil.copy(os.path.join(EXAMPLES, "vector_add.py"), k)

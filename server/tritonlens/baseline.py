@@ -161,8 +161,9 @@ def stable_message(message: str, describe: str | None = None, paths: Iterable[st
 
 
 def finding_record(f: Finding, describe: str | None = None, paths: Iterable[str] = ()) -> dict[str, Any]:
+    """`describe`: the spec the finding was made under (default: its own `config`)."""
     return {"code": f.code, "line": f.line, "severity": f.severity,
-            "message": stable_message(f.message, describe, paths)}
+            "message": stable_message(f.message, describe or f.config, paths)}
 
 
 def _sorted_records(records: list[dict]) -> list[dict]:
@@ -212,9 +213,11 @@ def kernel_record(kr: KernelReport, paths: list[str],
             "findings": _sorted_records([finding_record(f, None, paths) for f in own])}, texts
 
 
-def build_baseline(reports: Iterable, rel_path, versions: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def build_baseline(reports: Iterable, rel_path, versions: dict[str, Any],
+                   with_ir: bool = True) -> tuple[dict[str, Any], dict[str, str]]:
     """The baseline dict of some `FileReport`s, and the sidecar texts (`relpath/kernel/speckey.stage` -> normalised
-    IR). `rel_path(abs_path)` gives the path to file a report under (relative to the workspace root)."""
+    IR). `rel_path(abs_path)` gives the path to file a report under (relative to the workspace root). Without
+    `with_ir` no IR is normalised or hashed (the gate compares metrics and findings only)."""
     files: dict[str, Any] = {}
     sidecar: dict[str, str] = {}
     for report in reports:
@@ -222,7 +225,7 @@ def build_baseline(reports: Iterable, rel_path, versions: dict[str, Any]) -> tup
         paths = _paths_to_strip(report.path, rel)
         kernels = {}
         for kr in report.kernels:
-            kernels[kr.kernel.key], texts = kernel_record(kr, paths)
+            kernels[kr.kernel.key], texts = kernel_record(kr, paths, with_ir)
             for spec_key, by_stage in texts.items():
                 for stage, text in by_stage.items():
                     sidecar[ir_name(rel, kr.kernel.key, spec_key, stage)] = text
@@ -341,8 +344,8 @@ def compare_kernel(path: str, name: str, old: dict | None, new: dict | None) -> 
         if o is not None and n is not None:
             sd.knobs = [Change(k, a, b) for k, a, b in _value_changes(_spec_values(o), _spec_values(n))]
             sd.metrics = compare_metrics(o.get("metrics", {}), n.get("metrics", {}), n.get("target", ""))
-            sd.ir_changed = [s for s in IR_STAGES if (o.get("ir") or {}).get(s) != (n.get("ir") or {}).get(s)
-                             and ((o.get("ir") or {}).get(s) or (n.get("ir") or {}).get(s))]
+            if "ir" in o and "ir" in n:  # records made without IR (the gate, the editor) say nothing of it
+                sd.ir_changed = [s for s in IR_STAGES if o["ir"].get(s) != n["ir"].get(s)]
         sd.appeared, sd.gone, sd.unchanged = match_findings((o or {}).get("findings", []),
                                                             (n or {}).get("findings", []), old_line, new_line)
         kd.specs.append(sd)
@@ -536,7 +539,7 @@ def regression_findings(kr: KernelReport, kd: KernelDiff | None, severity: str =
                      f"(new on line{'s' if len(lines) > 1 else ''} {', '.join(map(str, sorted(set(lines))))})"
                      for code, lines in sorted(counts.items())]
             head = ("findings new since the baseline" if sd.old is not None
-                    else "spec not in the baseline, its findings count as new")
+                    else f"{'kernel' if kd.status == 'new' else 'spec'} not in the baseline, its findings count as new")
             add(f"{head}: {'; '.join(parts)}{_knob_note(sd)}{where}", sd.new["describe"],
                 {"metric": "findings", "codes": sorted(counts), "target": target, "merge_key": "findings"})
     return out
@@ -669,7 +672,7 @@ def gate_report(report, baseline: dict, rel: str, severity: str | None = "warnin
     """`check --baseline` for one `FileReport` filed under `rel`: mark each finding new or unchanged, add BASE001 for
     each regression (returned too). `severity` None (the rule is off) marks without adding."""
     paths = _paths_to_strip(report.path, rel)
-    now, _ = build_baseline([report], lambda _p: rel, {})
+    now, _ = build_baseline([report], lambda _p: rel, {}, with_ir=False)
     comparison = compare(baseline, now)
     mark_findings(report, comparison, rel, paths)
     added: list[Finding] = []
