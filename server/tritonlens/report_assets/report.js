@@ -347,6 +347,8 @@
       const top = this.scroller.scrollTop, h = this.scroller.clientHeight || 400;
       const first = Math.max(1, Math.floor(top / LINE_H) + 1 - OVERSCAN);
       const last = Math.min(n, Math.ceil((top + h) / LINE_H) + OVERSCAN);
+      if (first === this.first && last === this.last && !this.dirty) return; // nothing new in view: keep the nodes
+      this.dirty = false;
       const parts = [];
       for (let i = first; i <= last; i++) {
         const s = this.src[i];
@@ -363,6 +365,7 @@
       this.load();
       const lines = srcLine ? this.irLinesFor(srcLine) : [];
       this.selected = new Set(lines);
+      this.dirty = true;
       const count = this.el.querySelector(".ir-selected");
       count.textContent = srcLine ? `line ${srcLine}: ${lines.length} ${lines.length === 1 ? "line" : "lines"}` : "";
       this.el.dataset.selectedCount = String(lines.length);
@@ -374,10 +377,6 @@
       this.render();
     }
 
-    scrollToFocus(irLine) {
-      this.focus = irLine;
-      this.render();
-    }
   }
 
   // ------------------------------------------------------------------ kernels
@@ -457,6 +456,7 @@
     selectFromIr(pane, irLine) {
       const src = pane.src[irLine];
       pane.focus = irLine;
+      pane.dirty = true;
       if (!src) { pane.render(); return; }
       const row = this.selectSource(src, true, pane);
       if (row) {
