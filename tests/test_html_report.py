@@ -188,7 +188,7 @@ def test_config_matrix_for_autotune_configs(page):
     assert len(page.find("button", "spec-tab", kernel=k)) == 2
     assert len(page.find("div", "spec-panes", kernel=k)) == 2
     note = "".join(page.text(i) for i in page.find("p", "note", kernel=k))
-    assert "do not say which config the autotuner chose" in note
+    assert "no capture says which config the autotuner chose" in note
     varying = page.text(page.find("div", "varying", kernel=k)[0])
     assert "BLOCK_M (128, 64)" in varying and "num_warps (8, 4)" in varying
 

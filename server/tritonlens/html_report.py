@@ -359,8 +359,8 @@ class _Page:
         differ, follows = varying(kr)
         head = ("<tr><th>config</th><th></th><th>registers</th><th>spilled</th><th>shared</th><th>occupancy</th>"
                 "<th>conversions</th><th>128-bit global</th><th>findings</th></tr>")
-        chosen_note = "" if any(is_chosen(cs.spec) for cs in kr.compiled) else \
-            '<p class="note">the captures do not say which config the autotuner chose</p>'
+        chosen_note = "" if not kr.kernel.autotune_configs or any(is_chosen(cs.spec) for cs in kr.compiled) else \
+            '<p class="note">no capture says which config the autotuner chose</p>'
         vary = ""
         if differ:
             vary = ('<div class="varying"><b>differs across specs:</b> ' +
