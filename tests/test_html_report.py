@@ -470,3 +470,34 @@ def test_browser_big_kernel_renders_lazily(browser, checker, tmp_path):
         "const p = tritonlens.kernel('big_kernel').panesOf(0).find(p => p.stage === 'ptx');"
         "return [...p.el.querySelectorAll('.ir-line.selected')].map(e => +e.dataset.irLine);")
     assert last and min(last) > 100  # scrolled far down to the store's lines, which are in the DOM now
+
+
+BROKEN = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def no_block(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+# tritonlens: x_ptr=*fp32, BLOCK=128
+@triton.jit
+def bad_shape(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.reshape(offs, (3, 5)))
+'''
+
+
+def test_kernels_that_do_not_compile_keep_their_findings(checker, tmp_path):
+    src = tmp_path / "broken.py"
+    src.write_text(BROKEN)
+    report = checker.check_file(str(src))
+    page = _Page(render_report([report], base=str(tmp_path))[0])
+    k = page.kernel("no_block", "broken.py")
+    assert page.find("div", "finding", kernel=k, data_code="SRC002", data_line="6")
+    assert not page.find("div", "pane", kernel=k)
+    assert "not compiled" in "".join(page.text(i) for i in page.find("p", "note", kernel=k))
+    k = page.kernel("bad_shape", "broken.py")
+    assert page.find("div", "finding", kernel=k, data_code="SRC001", data_line="14")
+    assert "did not compile" in page.text(page.find("div", "compile-error", kernel=k)[0])
