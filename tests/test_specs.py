@@ -317,3 +317,27 @@ def test_a_parameter_named_like_an_option_sets_both():
     [spec] = specs
     assert spec.constants["num_stages"] == 4 and spec.options["num_stages"] == 4
     assert spec.describe().count("num_stages") == 1 and "num_stages=4" in spec.describe()
+
+
+def _captured(kernel_src: str, caps: list[dict]):
+    k = kernel_of(kernel_src, "k", path="/ws/k.py")
+    return build_specs(k, "cuda:90", captures=[{"version": 1, "path": "k.py", "kernel": "k", **c} for c in caps])
+
+
+def test_representative_captured_specs_cover_every_launched_value_chosen_and_most_launched_first():
+    from tritonlens.specs import representative
+
+    src = HEAD + "@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n"
+    sig = {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    caps = [{"signature": sig, "constants": {"BLOCK": b}, "attrs": {"x_ptr": {"divisibility": 16}},
+             "options": {"num_warps": w}, "launches": launches, **({"autotune": tune} if tune else {})}
+            for b, w, launches, tune in [(64, 4, 1, None), (64, 4, 1, None), (128, 4, 5, None), (256, 8, 2, None),
+                                         (512, 8, 0, "trial"), (1024, 16, 0, "chosen")]]
+    specs, findings = _captured(src, caps)
+    assert findings == [] and len(specs) == 5  # the two identical launches are one spec with 2 launches
+    assert specs[0].launches == 2
+    picked = representative(specs, limit=12)
+    # the autotuner's choice first, then by launches; every BLOCK and num_warps launched is covered; no trial
+    assert [s.constants["BLOCK"] for s in picked] == [1024, 128, 64, 256]  # 64 and 256: 2 launches each
+    assert representative(specs, limit=2) == picked[:2]
+    assert {s.constants["BLOCK"] for s in representative([s for s in specs if s.autotune == "trial"], 4)} == {512}

@@ -37,8 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     c.add_argument("--select", help="comma-separated codes or prefixes to report (e.g. PTX,SASS001)")
     c.add_argument("--captures", metavar="FILE", help="captured launches (default: .tritonlens/captures.jsonl)")
+    c.add_argument("--all-captures", action="store_true",
+                   help="compile every captured spec, autotuner trials included (default: a representative set)")
     c.add_argument("--timeout", type=float, default=60.0, help="seconds per compile (default 60)")
-    c.add_argument("--workers", type=int, default=None, help="compile processes (default: 2)")
+    c.add_argument("--workers", type=int, default=None, help="compile processes (default: the cores available, up to 16, about 2 GB of memory each)")
     c.add_argument("--module-execution", choices=("definitions", "full"), default="definitions",
                    help="definitions (default): import only what the kernels need; full: run the whole module")
     c.add_argument("--storm-threshold", type=int, default=3)
@@ -162,6 +164,11 @@ def _settings_from(args):
                  compile_timeout=args.timeout, module_execution=args.module_execution)
     if getattr(args, "workers", None):
         s.max_workers = max(1, args.workers)
+    else:
+        from .settings import default_workers
+
+        s.max_workers = default_workers(editor=False)
+    s.all_captures = bool(getattr(args, "all_captures", False))
     if getattr(args, "storm_threshold", None):
         s.storm_threshold = args.storm_threshold
     return s
@@ -190,6 +197,8 @@ def cmd_check(args) -> int:
                 _gate(report, base, args.baseline, settings)
             if args.format == "text":
                 _print_text(report, select, quiet=args.quiet)
+    for msg in _unused_captures(files, reports, args.captures):
+        print(f"tritonlens: {msg}", file=sys.stderr)
     findings = [f for r in reports for f in r.all_findings() if _keep(f, select)]
     if args.format == "json":
         json.dump([{**f.to_json(), **_baseline_state(f)} for f in findings], sys.stdout, indent=2)
@@ -207,6 +216,20 @@ def cmd_check(args) -> int:
     # With a baseline, what it already had does not fail the check: only what is new (BASE001 and new findings).
     gating = [f for f in findings if f.data.get("baseline_state") != "unchanged"]
     return EXIT_FINDINGS if any(_RANK.get(f.severity, 3) <= 1 for f in gating) else EXIT_OK
+
+
+def _unused_captures(files: list[str], reports, capture_file: str | None) -> list[str]:
+    """Captures that matched no checked file or kernel, said once per workspace (never dropped silently)."""
+    from .captures import unmatched
+    from .pipeline import find_workspace_root
+
+    checked = {r.path: {n for k in r.kernels for n in (k.kernel.name, k.kernel.func_name)} for r in reports}
+    out: list[str] = []
+    for root in dict.fromkeys(find_workspace_root(p) for p in files):
+        for msg in unmatched(root, capture_file, checked):
+            if msg not in out:
+                out.append(msg)
+    return out
 
 
 def _gate(report, base: dict, base_file: str, settings) -> None:
@@ -234,10 +257,27 @@ def _rel(path: str) -> str:
 
 
 def _print_text(report, select, quiet: bool) -> None:
-    for f in report.all_findings():
-        if _keep(f, select):
+    """Findings as `path:line:col: CODE [severity] message`, grouped by kernel under one line that names the spec(s)
+    they were compiled under — the spec is said once, not at the end of every finding."""
+    kept = [f for f in report.all_findings() if _keep(f, select)]
+    by_kernel: dict[str | None, list] = {}
+    for f in kept:
+        by_kernel.setdefault(f.kernel, []).append(f)
+    reports = {kr.kernel.name: kr for kr in report.kernels}
+    for name, found in by_kernel.items():
+        kr = reports.get(name) if name else None
+        specs = [cs.spec.describe() for cs in kr.compiled] if kr else []
+        if kr is not None and specs:
+            shown = f"[{specs[0]}]" if len(set(specs)) == 1 else \
+                f"{len(specs)} specs ({'; '.join(cs.spec.label or cs.spec.describe() for cs in kr.compiled[:3])}" \
+                f"{'; …' if len(specs) > 3 else ''})"
+            print(f"{_rel(report.path)}::{kr.kernel.display_name} {shown}{_captures_note(kr)}")
+        for f in found:
+            message = f.message
+            for d in set(specs):
+                message = message.replace(f" [{d}]", "")
             seen = " (in the baseline)" if f.data.get("baseline_state") == "unchanged" else ""
-            print(f"{_rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message}{seen}")
+            print(f"{_rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {message}{seen}")
     if quiet:
         return
     for kr in report.kernels:
@@ -256,6 +296,17 @@ def _print_text(report, select, quiet: bool) -> None:
                       f"{_bytes(spill)} spilled, {_bytes(r.shared)} shared")
         if not kr.compiled:
             print(f"  {_rel(report.path)}::{kr.kernel.display_name}: not compiled (no complete spec; see SRC002)")
+        elif _captures_note(kr):
+            print(f"  {_rel(report.path)}::{kr.kernel.display_name}{_captures_note(kr)}")
+
+
+def _captures_note(kr) -> str:
+    c = kr.captures
+    if not c or c["compiled"] >= c["captured"]:
+        return ""
+    trials = f", {c['trials']} of them autotuner trials" if c.get("trials") else ""
+    return (f" — {c['compiled']} of {c['captured']} captured specs compiled{trials} (a representative set: every "
+            f"value launched; --all-captures for all)")
 
 
 def _bytes(n: int) -> str:
@@ -322,8 +373,10 @@ def _compile_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", type=_target_arg, default="auto", help="as for check")
     p.add_argument("--extra-target", action="append", type=_target_arg, default=[], dest="extra_targets")
     p.add_argument("--captures", metavar="FILE", help="captured launches (default: .tritonlens/captures.jsonl)")
+    p.add_argument("--all-captures", action="store_true",
+                   help="compile every captured spec, autotuner trials included (default: a representative set)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per compile (default 60)")
-    p.add_argument("--workers", type=int, default=None, help="compile processes (default: 2)")
+    p.add_argument("--workers", type=int, default=None, help="compile processes (default: the cores available, up to 16, about 2 GB of memory each)")
     p.add_argument("--module-execution", choices=("definitions", "full"), default="definitions")
 
 

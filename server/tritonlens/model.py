@@ -138,6 +138,8 @@ class Spec:
     origins: dict[str, str] = field(default_factory=dict)  # param/option -> where its value came from
     label: str = ""  # "hint line 3", "autotune config 2/8", "capture 1"
     missing: list[str] = field(default_factory=list)  # constexprs with no value: the spec cannot compile
+    launches: int = 0  # captured: how many launches used this spec (0 when not counted)
+    autotune: str | None = None  # captured: "chosen" (the autotuner's pick for a key) or "trial"; None otherwise
 
     def key(self) -> str:
         blob = json.dumps(
@@ -275,6 +277,9 @@ class KernelReport:
     kernel: KernelInfo
     compiled: list[CompiledSpec] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # merged over specs, sorted
+    # With captures: {"compiled": 12, "captured": 134, "trials": 0} — how many captured specs were compiled (a
+    # representative set unless all_captures) of how many distinct ones were recorded.
+    captures: dict[str, int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

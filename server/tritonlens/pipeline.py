@@ -19,7 +19,7 @@ from .compiler.cache import ArtifactCache
 from .compiler.pool import CompileJob, CompileService
 from .loader import Slice, slice_module
 from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec
-from .report import error_finding, finish_report, load_error_finding
+from .report import error_finding, finish_report, load_error_finding, skipped_autotune_configs
 from .settings import Settings
 from .targets import resolve_target
 
@@ -51,6 +51,7 @@ class _PlannedKernel:
     findings: list[Finding] = field(default_factory=list)  # from specs: SRC002, SRC003, bad hints
     withheld: dict[str, str] = field(default_factory=dict)  # names the slice did not bind (loader.Slice.withheld)
     assumed: dict[str, str] = field(default_factory=dict)  # names bound by a switch not run (loader.Slice.assumed)
+    captures: dict[str, int] = field(default_factory=dict)  # see KernelReport.captures
 
 
 @dataclass
@@ -62,8 +63,19 @@ class _Plan:
 
 
 def find_workspace_root(path: str) -> str:
-    """The nearest folder above `path` holding `.tritonlens/`, `.git` or `pyproject.toml`; else the file's folder."""
+    """The folder that holds `.tritonlens/` (captures, baseline), walking up from `path` — first, because capture
+    paths are relative to it and a package that ships its own `pyproject.toml` inside the repository must not move
+    the root below them. Without one: the nearest folder holding `.git`, `pyproject.toml` or `setup.py`; else the
+    file's folder."""
     start = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+    cur = start
+    while True:
+        if os.path.isdir(os.path.join(cur, ".tritonlens")):
+            return cur
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            break
+        cur = parent
     cur = start
     while True:
         for marker in (".tritonlens", ".git", "pyproject.toml", "setup.py"):
@@ -243,6 +255,7 @@ class Checker:
             item.assumed = module.assumed
             for target in targets:
                 specs, spec_findings = self._specs(kernel, target, launches_by_kernel.get(kernel.name), kernel_caps)
+                specs = self._bounded_captures(item, specs, target == targets[0])
                 for f in spec_findings:
                     if not any(f.sort_key() == g.sort_key() for g in item.findings):
                         item.findings.append(f)
@@ -272,7 +285,7 @@ class Checker:
         return plan.report
 
     def _kernel_report(self, item: "_PlannedKernel", plan: "_Plan") -> KernelReport:
-        kr = KernelReport(item.kernel)
+        kr = KernelReport(item.kernel, captures=dict(item.captures))
         own = list(item.findings)
         for spec, job in item.jobs:
             try:
@@ -288,6 +301,10 @@ class Checker:
                 kr.compiled.append(CompiledSpec(spec, art))
                 continue
             kr.compiled.append(self._analyse(item, spec, art, plan.text))
+        if item.kernel.autotune_configs and plan.text is not None:
+            from .discover import config_sources
+
+            skipped_autotune_configs(kr, config_sources(item.kernel.path, plan.text, item.kernel.def_line))
         return finish_report(kr, own, self.settings)
 
     # ------------------------------------------------------------------ steps
@@ -313,6 +330,22 @@ class Checker:
             except Exception:  # noqa: BLE001 — launch sites are a hint source, never a reason to fail
                 log.exception("launch-site scan failed for %s", k.name)
         return out
+
+    def _bounded_captures(self, item: "_PlannedKernel", specs: list[Spec], main: bool) -> list[Spec]:
+        """Captured specs: a representative set (specs.representative) unless all_captures; the counts go on the
+        kernel's report ("12 of 134 captured specs compiled")."""
+        from .specs import representative
+
+        captured = [s for s in specs if s.label.startswith("capture")]
+        if not captured:
+            return specs
+        chosen = captured if self.settings.all_captures else representative(captured,
+                                                                             self.settings.max_captured_specs)
+        if main:
+            item.captures = {"compiled": len(chosen), "captured": len(captured),
+                             "trials": sum(1 for s in captured if s.autotune == "trial"),
+                             "trials_compiled": sum(1 for s in chosen if s.autotune == "trial")}
+        return chosen + [s for s in specs if not s.label.startswith("capture")]
 
     def _specs(self, kernel: KernelInfo, target: str, launches, caps) -> tuple[list[Spec], list[Finding]]:
         from .specs import build_specs

@@ -155,15 +155,54 @@ def _assumed_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: s
     return [n for n in assumed if n in names]
 
 
+_CONFIG_LABEL = re.compile(r"autotune config (\d+)/(\d+)")
+
+
+def skipped_autotune_configs(kr: KernelReport, sources: list | None) -> None:
+    """RES001 in an autotune config, when another config of the kernel fits: the autotuner benchmarks every config
+    and one that raises OutOfResources is skipped at run time, so the kernel still launches — a warning on that
+    `triton.Config(...)` in the list (`sources`: discover.config_sources, None when the configs are built by code),
+    not an error on the kernel. When no config fits, the launch itself fails: the error stays."""
+    def over(cs: CompiledSpec) -> bool:
+        return any(f.code == "RES001" for f in cs.findings)
+
+    from_configs = [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.ok
+                    and _CONFIG_LABEL.search(cs.spec.label)]
+    if not from_configs or all(over(cs) for cs in from_configs):
+        return
+    by_index = {src.index: src for src in sources or []}
+    for cs in from_configs:
+        m = _CONFIG_LABEL.search(cs.spec.label)
+        assert m is not None
+        src = by_index.get(int(m.group(1)))
+        for f in cs.findings:
+            if f.code != "RES001":
+                continue
+            f.severity = "warning"
+            f.message = (f"{m.group(0)} cannot launch on {f.data.get('target', cs.spec.target)}: "
+                         f"{f.message.split(' [')[0]}; the autotuner skips it at run time (its OutOfResources is "
+                         f"caught while benchmarking), so it only costs tuning time — remove or shrink it")
+            f.data["skipped_by_autotuner"] = True
+            if src is not None:
+                line, col, end_line, end_col = src.call
+                f.line, f.column, f.end_line, f.end_column = line, col + 1, end_line, end_col + 1
+            f.message += f" [{cs.spec.describe()}]"
+
+
+_RANK = {"error": 0, "warning": 1, "info": 2, "hint": 3}
+
+
 def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Settings) -> KernelReport:
-    """Merge the findings of every compiled spec: one finding per (code, line, column, merge key or message); when it holds
-    in only some specs, say in which ("in 1 of 2 configs: BLOCK_M=128, ...")."""
+    """Merge the findings of every compiled spec: one finding per (code, line, column) — one diagnostic per line, not
+    one per spec. The most severe variant, from the first (highest-ranked) spec, speaks for the group; when it holds in
+    only some specs, it says in which ("in 1 of 2 configs: BLOCK_M=128, ..."), and `data["configs"]` lists them all
+    (for hovers)."""
     total = len(kr.compiled)
     groups: dict[tuple, list[tuple[CompiledSpec, Finding]]] = {}
     order: list[tuple] = []
     for cs in kr.compiled:
         for f in cs.findings:
-            key = (f.code, f.path, f.line, f.column, f.data.get("merge_key", f.message))
+            key = (f.code, f.path, f.line, f.column)
             if key not in groups:
                 groups[key] = []
                 order.append(key)
@@ -172,20 +211,22 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
     labels = config_labels([cs.spec for cs in kr.compiled])
     for key in order:
         items = groups[key]
-        first = items[0][1]
+        first = min((f for _, f in items), key=lambda f: _RANK.get(f.severity, 3))
         specs = {cs.spec.key() for cs, _ in items}
+        shown: list[str] = []
+        for cs, _ in items:
+            label = labels.get(cs.spec.key()) or _short(cs.spec)
+            if label not in shown:
+                shown.append(label)
+        variants = len({f.data.get("merge_key", f.message) for _, f in items})
+        differ = "; the numbers differ between them" if variants > 1 else ""
         if total > 1 and len(specs) < total:
-            shown = []
-            for cs, _ in items:
-                label = labels.get(cs.spec.key()) or _short(cs.spec)
-                if label not in shown:
-                    shown.append(label)
-            text = "; ".join(shown[:3]) + ("; …" if len(shown) > 3 else "")
-            first.message = f"{first.message} (in {len(specs)} of {total} configs: {text})"
+            text = "; ".join(shown[:3]) + (f"; … {len(shown) - 3} more" if len(shown) > 3 else "")
+            first.message = f"{first.message} (in {len(specs)} of {total} configs: {text}{differ})"
         elif total > 1:
-            first.message = f"{first.message} (in all {total} configs)"
+            first.message = f"{first.message} (in all {total} configs{differ})"
         first.data["specs"] = sorted(specs)
-        first.data["configs"] = [labels.get(cs.spec.key()) or _short(cs.spec) for cs, _ in items]
+        first.data["configs"] = shown
         merged.append(first)
     for f in spec_findings:
         sev = settings.severity_for(f.code, f.severity)

@@ -11,7 +11,30 @@ _CAMEL = {
     "target": "target", "extraTargets": "extra_targets", "compileOn": "compile_on",
     "compileTimeout": "compile_timeout", "maxWorkers": "max_workers", "moduleExecution": "module_execution",
     "stormThreshold": "storm_threshold", "rules": "rules", "interpreter": "interpreter",
+    "allCaptures": "all_captures", "maxCapturedSpecs": "max_captured_specs",
 }
+
+
+_WORKER_MEMORY = 2 << 30  # a compile worker with triton imported and a large kernel in flight: about 1-2 GB
+
+
+def default_workers(editor: bool = True) -> int:
+    """Compile workers from the cores this process may use (one left for the editor and the language server when
+    `editor`), bounded by memory (about 2 GB per worker) and 16."""
+    import os
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 2
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = 0
+    n = cores - 1 if editor and cores > 2 else cores
+    if memory:
+        n = min(n, max(1, memory // _WORKER_MEMORY))
+    return max(1, min(n, 16))
 
 
 @dataclass
@@ -20,11 +43,16 @@ class Settings:
     extra_targets: list[str] = field(default_factory=list)
     compile_on: str = "save"  # save | change
     compile_timeout: float = 60.0
-    max_workers: int = 2
+    max_workers: int = field(default_factory=default_workers)
     module_execution: str = "definitions"  # definitions | full
     storm_threshold: int = 3
     rules: dict[str, str] = field(default_factory=dict)  # code -> severity | "off"
     interpreter: list[str] = field(default_factory=list)
+    # Captured specs compiled per kernel: a representative set (every constexpr value and launch option launched,
+    # the autotuner's choice and the most launched first) of at most this many; all of them, trials included, with
+    # all_captures.
+    all_captures: bool = False
+    max_captured_specs: int = 12
     problems: list[str] = field(default_factory=list, compare=False)
 
     @classmethod
@@ -86,6 +114,12 @@ def _positive(kind):
     return check
 
 
+def _flag(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError(f"expected true or false, got {v!r}")
+    return v
+
+
 def _rules(v: Any) -> dict[str, str]:
     if not isinstance(v, dict):
         raise TypeError("expected an object mapping rule codes to a severity or 'off'")
@@ -109,5 +143,5 @@ _VALIDATORS = {
     "target": _target, "extra_targets": _targets, "compile_on": _choice("save", "change"),
     "compile_timeout": _positive(float), "max_workers": _positive(int),
     "module_execution": _choice("definitions", "full"), "storm_threshold": _positive(int), "rules": _rules,
-    "interpreter": _interpreter,
+    "interpreter": _interpreter, "all_captures": _flag, "max_captured_specs": _positive(int),
 }

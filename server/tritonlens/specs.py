@@ -334,7 +334,8 @@ def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any
         specs.append(Spec(signature=dict(sig), constants={k: _replayed(v) for k, v in constants.items() if k in sig},
                           attrs=attrs, options=options, target=target,
                           origins={k: "capture" for k in list(sig) + list(options)}, label=f"capture {n}",
-                          missing=missing))
+                          missing=missing, launches=_count(cap.get("launches")),
+                          autotune=cap.get("autotune") if cap.get("autotune") in ("chosen", "trial") else None))
     return specs, findings
 
 
@@ -422,14 +423,60 @@ def _missing_findings(kernel: KernelInfo, specs: list[Spec], launches: list[_Dra
 
 
 def _dedupe(specs: list[Spec]) -> list[Spec]:
-    seen: set[str] = set()
+    """One spec per distinct compile; captured ones that repeat add up their launches (and keep "chosen")."""
+    seen: dict[str, Spec] = {}
     out = []
     for s in specs:
         k = s.key() + repr(s.missing)
         if k not in seen:
-            seen.add(k)
+            seen[k] = s
             out.append(s)
+        else:
+            kept = seen[k]
+            kept.launches += s.launches
+            if s.autotune == "chosen" or kept.autotune is None:
+                kept.autotune = s.autotune or kept.autotune
     return out
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**62 else 0
+
+
+def _features(spec: Spec) -> set[tuple]:
+    """What a representative set must cover: each constexpr value, launch option, pointer type and alignment, and
+    each int specialised as 1 or as a multiple of 16."""
+    out: set[tuple] = {("const", k, repr(v)) for k, v in spec.constants.items()}
+    out |= {("opt", k, repr(v)) for k, v in spec.options.items()}
+    out |= {("type", k, t) for k, t in spec.signature.items() if t != "constexpr"}
+    out |= {("div", k, spec.attrs.get(k, {}).get("divisibility")) for k, t in spec.signature.items()
+            if t != "constexpr"}
+    return out
+
+
+def representative(specs: list[Spec], limit: int) -> list[Spec]:
+    """A bounded set of captured specs that covers every value that was launched (see `_features`): the autotuner's
+    choices and the most launched specs first, then, greedily, whichever adds the most values not yet covered.
+    Autotuner trials are left out while other specs exist (the kernel runs the config that was chosen)."""
+    ranked = sorted(range(len(specs)), key=lambda i: (specs[i].autotune != "chosen", -specs[i].launches, i))
+    pool = [i for i in ranked if specs[i].autotune != "trial"] or ranked
+    picked: list[int] = []
+    covered: set[tuple] = set()
+    wanted = set().union(*(_features(specs[i]) for i in pool)) if pool else set()
+    chosen = [i for i in pool if specs[i].autotune == "chosen"]
+    for i in chosen[:limit]:
+        picked.append(i)
+        covered |= _features(specs[i])
+    while len(picked) < limit and covered != wanted:
+        best = max((i for i in pool if i not in picked), key=lambda i: (len(_features(specs[i]) - covered),
+                                                                       -pool.index(i)), default=None)
+        if best is None or not _features(specs[best]) - covered:
+            break
+        picked.append(best)
+        covered |= _features(specs[best])
+    if not picked and pool:
+        picked.append(pool[0])
+    return [specs[i] for i in sorted(picked, key=ranked.index)]
 
 
 def _short(path: str) -> str:
