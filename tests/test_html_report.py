@@ -13,7 +13,6 @@ import pytest
 
 from tritonlens.cli import main
 from tritonlens.html_report import render_report, write_report
-from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -243,9 +243,8 @@ class _Page:
                f'data-def-line="{k.def_line}" data-spec="0">',
                f'<h2><span class="kname">{_e(k.display_name)}</span> <span class="kpath">{_e(self.rel(path))}:'
                f'{k.def_line}</span> {self.counts(kr.findings)}</h2>']
-        spec_data = []
-        for i, cs in enumerate(kr.compiled):
-            spec_data.append(self.spec_data(kr, cs, labels))
+        spec_data = [self.spec_data(kr, cs, labels) for cs in kr.compiled]
+        self.n_specs += len(kr.compiled)
         if kr.compiled:
             out.append('<div class="spec-tabs">' + "".join(
                 f'<button class="spec-tab{" active" if i == 0 else ""}" data-spec="{i}" '
@@ -301,11 +300,13 @@ class _Page:
 
     def panes(self, kidx: int, sidx: int, kr: KernelReport, cs: CompiledSpec) -> str:
         hidden = "" if sidx == 0 else " hidden"
-        self.n_specs += 1
         art = cs.artifacts
         if art is None or not art.ok:
-            why = "cancelled" if art is None else f"{art.error.kind}: {art.error.message.strip().splitlines()[0]}" \
-                if art.error.message.strip() else art.error.kind
+            if art is None:
+                why = "cancelled"
+            else:
+                first = art.error.message.strip().splitlines()[:1]
+                why = f"{art.error.kind}: {first[0]}" if first else art.error.kind
             return (f'<div class="spec-panes" data-spec="{sidx}"{hidden}><div class="compile-error">did not compile '
                     f'— {_e(why)}</div></div>')
         view = view_for(kr, cs, self.settings)
