@@ -301,10 +301,11 @@ class Checker:
                 kr.compiled.append(CompiledSpec(spec, art))
                 continue
             kr.compiled.append(self._analyse(item, spec, art, plan.text))
-        if item.kernel.autotune_configs and plan.text is not None:
+        k = item.kernel
+        if (k.autotune_configs is not None or k.autotune_key or k.autotune_error) and plan.text is not None:
             from .discover import config_sources
 
-            skipped_autotune_configs(kr, config_sources(item.kernel.path, plan.text, item.kernel.def_line))
+            skipped_autotune_configs(kr, config_sources(k.path, plan.text, k.def_line))
         return finish_report(kr, own, self.settings)
 
     # ------------------------------------------------------------------ steps

@@ -166,20 +166,22 @@ def skipped_autotune_configs(kr: KernelReport, sources: list | None) -> None:
     def over(cs: CompiledSpec) -> bool:
         return any(f.code == "RES001" for f in cs.findings)
 
+    k = kr.kernel
+    autotuned = bool(k.autotune_key or k.autotune_configs is not None or k.autotune_error)
     from_configs = [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.ok
-                    and _CONFIG_LABEL.search(cs.spec.label)]
+                    and (_CONFIG_LABEL.search(cs.spec.label) or (autotuned and cs.spec.label.startswith("capture")))]
     if not from_configs or all(over(cs) for cs in from_configs):
         return
     by_index = {src.index: src for src in sources or []}
     for cs in from_configs:
         m = _CONFIG_LABEL.search(cs.spec.label)
-        assert m is not None
-        src = by_index.get(int(m.group(1)))
+        src = by_index.get(int(m.group(1))) if m else None
+        which = m.group(0) if m else f"the config of {cs.spec.label} (an autotuner trial: another captured config fits)"
         for f in cs.findings:
             if f.code != "RES001":
                 continue
             f.severity = "warning"
-            f.message = (f"{m.group(0)} cannot launch on {f.data.get('target', cs.spec.target)}: "
+            f.message = (f"{which} cannot launch on {f.data.get('target', cs.spec.target)}: "
                          f"{f.message.split(' [')[0]}; the autotuner skips it at run time (its OutOfResources is "
                          f"caught while benchmarking), so it only costs tuning time — remove or shrink it")
             f.data["skipped_by_autotuner"] = True
