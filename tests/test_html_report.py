@@ -13,6 +13,7 @@ import pytest
 
 from tritonlens.cli import main
 from tritonlens.html_report import render_report, write_report
+from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -221,22 +222,51 @@ def test_matrix_says_which_launch_value_a_finding_follows(checker, tmp_path):
     assert page.attrs(f)["data-specs"] == report.kernels[0].compiled[0].spec.key()
 
 
-def test_chosen_config_is_marked(checker):
-    # Capture files do not say yet which config the autotuner chose; a spec that says so (what a capture of the
-    # choice will give) is marked in the tabs and the matrix.
-    report = checker.check_file(os.path.join(EXAMPLES, "matmul.py"))
-    chosen = report.kernels[0].compiled[1].spec
-    old = dict(chosen.origins)
-    chosen.origins["chosen"] = "capture"
-    try:
-        page = _Page(render_report([report], base=REPO)[0])
-    finally:
-        chosen.origins.clear()
-        chosen.origins.update(old)
-    rows = page.find("tr", "matrix-row")
-    assert "chosen" not in page.attrs(rows[0])["class"] and "chosen" in page.attrs(rows[1])["class"]
-    assert "★ chosen" in page.text(rows[1])
-    assert not any("autotuner chose" in page.text(i) for i in page.find("p", "note"))
+AUTOTUNED = '''import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=4), triton.Config({"BLOCK": 1024}, num_warps=4)],
+                 key=["n"])
+@triton.jit
+def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+'''
+
+
+def _capture(block, role, launches):
+    return {"version": 1, "path": "scale.py", "kernel": "scale_kernel",
+            "signature": {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, "constants": {"BLOCK": block},
+            "attrs": {"x_ptr": {"divisibility": 16}, "n": {"divisibility": 16}},
+            "options": {"num_warps": 4, "num_stages": 3}, "target": "cuda:90", "triton_version": "3.6.0",
+            "autotune": role, "launches": launches}
+
+
+def test_chosen_config_is_marked(tmp_path):
+    (tmp_path / "scale.py").write_text(AUTOTUNED)
+    (tmp_path / ".tritonlens").mkdir()
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text(
+        "\n".join(json.dumps(c) for c in (_capture(256, "trial", 3), _capture(1024, "chosen", 40))) + "\n")
+    with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
+        report = checker.check_file(str(tmp_path / "scale.py"))
+    # by default the autotuner's trial is left out, and the page says so
+    page = _Page(render_report([report], base=str(tmp_path))[0])
+    k = page.kernel("scale_kernel", "scale.py")
+    assert "1 of 2 captured spec(s) compiled, 1 autotuner trial(s) left out" in page.text(
+        page.find("p", "captures", kernel=k)[0])
+    assert [page.text(t) for t in page.find("button", "spec-tab", kernel=k)] == ["capture 2 ★"]
+    # with every capture, the matrix shows both and marks the choice
+    with Checker(Settings(target="cuda:90", max_workers=1, all_captures=True)) as checker:
+        report = checker.check_file(str(tmp_path / "scale.py"))
+    page = _Page(render_report([report], base=str(tmp_path))[0])
+    k = page.kernel("scale_kernel", "scale.py")
+    rows = page.find("tr", "matrix-row", kernel=k)
+    chosen = [r for r in rows if "chosen" in page.attrs(r)["class"]]
+    assert len(chosen) == 1 and "BLOCK=1024" in page.text(chosen[0]) and "★ chosen" in page.text(chosen[0])
+    assert "40" in page.text(chosen[0])  # its launch count
+    assert not any("autotuner chose" in page.text(i) for i in page.find("p", "note", kernel=k))
+    assert any("★" in page.text(t) for t in page.find("button", "spec-tab", kernel=k))
 
 
 def test_hip_report_shows_amdgcn(checkers):

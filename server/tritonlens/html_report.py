@@ -115,9 +115,8 @@ def line_costs(view) -> tuple[str, dict[int, list[int]]]:
 
 
 def is_chosen(spec: Spec) -> bool:
-    """Whether captures say the autotuner chose this spec. Capture files do not record it yet; a spec marks it with
-    `chosen` in its origins (or its label) once they do."""
-    return bool(spec.origins.get("chosen")) or "chosen" in spec.label.lower()
+    """Whether captures say the autotuner chose this spec (for some autotune key)."""
+    return spec.autotune == "chosen"
 
 
 def metric_rows(cs: CompiledSpec) -> list[tuple[str, str]]:
@@ -243,6 +242,11 @@ class _Page:
                f'data-def-line="{k.def_line}" data-spec="0">',
                f'<h2><span class="kname">{_e(k.display_name)}</span> <span class="kpath">{_e(self.rel(path))}:'
                f'{k.def_line}</span> {self.counts(kr.findings)}</h2>']
+        if kr.captures:
+            c = kr.captures
+            out.append(f'<p class="note captures">{c.get("compiled", 0)} of {c.get("captured", 0)} captured spec(s) '
+                       f'compiled' + (f', {c["trials"]} autotuner trial(s) left out' if c.get("trials") else "") +
+                       "</p>")
         spec_data = [self.spec_data(kr, cs, labels) for cs in kr.compiled]
         self.n_specs += len(kr.compiled)
         if kr.compiled:
@@ -342,7 +346,8 @@ class _Page:
             regs = m.get("registers") or 0
             cells = [
                 f'<td class="cfg">{_e(labels.get(cs.spec.key()) or cs.spec.describe())}</td>',
-                f"<td>{'★ chosen' if is_chosen(cs.spec) else ''}</td>",
+                f"<td>{'★ chosen' if is_chosen(cs.spec) else cs.spec.autotune or ''}</td>",
+                f'<td class="num">{cs.spec.launches or ""}</td>',
                 f'<td class="num">{regs if ok else "–"}<span class="mbar" style="width:{round(40 * regs / 255)}px">'
                 f'</span></td>',
                 f'<td class="num">{fmt_bytes(m.get("spill_bytes", 0)) if ok else "–"}</td>',
@@ -358,7 +363,7 @@ class _Page:
             rows.append(f'<tr class="matrix-row{" active" if i == 0 else ""}{" chosen" if is_chosen(cs.spec) else ""}"'
                         f' data-spec="{i}" data-spec-key="{cs.spec.key()}">' + "".join(cells) + "</tr>")
         differ, follows = varying(kr)
-        head = ("<tr><th>config</th><th></th><th>registers</th><th>spilled</th><th>shared</th><th>occupancy</th>"
+        head = ("<tr><th>config</th><th>autotuner</th><th>launches</th><th>registers</th><th>spilled</th><th>shared</th><th>occupancy</th>"
                 "<th>conversions</th><th>128-bit global</th><th>findings</th></tr>")
         chosen_note = "" if not kr.kernel.autotune_configs or any(is_chosen(cs.spec) for cs in kr.compiled) else \
             '<p class="note">no capture says which config the autotuner chose</p>'
