@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from tritonlens import capture
-from tritonlens.captures import load_captures
+from tritonlens.captures import fold_captures, identity, load_captures
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 
@@ -79,8 +79,10 @@ def _run_capture(tmp_path, *prog_args, extra_env=None):
                           env=env, capture_output=True, text=True, timeout=120)
 
 
-def _lines(tmp_path):
-    return [json.loads(ln) for ln in (tmp_path / "captures.jsonl").read_text().splitlines() if ln.strip()]
+def _lines(tmp_path, record="compile"):
+    """The file's compile lines (or its summary lines: launch counts and autotuner choices)."""
+    lines = [json.loads(ln) for ln in (tmp_path / "captures.jsonl").read_text().splitlines() if ln.strip()]
+    return [c for c in lines if c.get("record", "compile") == record]
 
 
 def test_capture_records_compile_and_launch(tmp_path):
@@ -88,7 +90,7 @@ def test_capture_records_compile_and_launch(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "launched (64, 1, 1)" in proc.stdout  # the program ran unchanged
     (cap,) = _lines(tmp_path)
-    assert cap["version"] == 1 and cap["path"] == "examples/softmax.py" and cap["kernel"] == "softmax_kernel"
+    assert cap["version"] == 2 and cap["path"] == "examples/softmax.py" and cap["kernel"] == "softmax_kernel"
     assert cap["target"] == "cuda:90" and cap["triton_version"]
     assert cap["signature"]["BLOCK_SIZE"] == "constexpr" and cap["constants"] == {"BLOCK_SIZE": 1024}
     # 1000 is not a multiple of 16, the strides (1024) are; pointers are 16-byte aligned
@@ -99,8 +101,12 @@ def test_capture_records_compile_and_launch(tmp_path):
     assert cap["launch"]["args"]["input_ptr"]["tensor"] == {"shape": [64, 1024], "stride": [1024, 1],
                                                             "dtype": "fp32", "align16": True}
     assert cap["launch"]["args"]["n_cols"] == {"value": 1000}
+    (summary,) = _lines(tmp_path, "summary")  # written at exit: one launch of that compile, no autotuner
+    assert summary["launches"] == 1 and summary["autotune"] is None and identity(summary) == identity(cap)
     caps, problems = load_captures(ROOT, os.path.join(EXAMPLES, "softmax.py"), str(tmp_path / "captures.jsonl"))
-    assert len(caps) == 1 and not problems
+    assert not problems
+    (folded,) = fold_captures(caps)
+    assert folded["launches"] == 1 and folded["autotune"] is None and folded["launch"]["grid"] == [64]
 
 
 def test_capture_dedupes_and_passes_the_exit_code_through(tmp_path):
@@ -153,11 +159,11 @@ def test_reader_reports_bad_lines_and_keeps_good_ones(tmp_path):
     f = tmp_path / ".tritonlens" / "captures.jsonl"
     f.parent.mkdir()
     good = {"version": 1, "path": "k.py", "kernel": "k", "signature": {"x": "*fp32"}}
-    f.write_text("\n".join([json.dumps(good), "{not json", json.dumps(dict(good, version=2)),
+    f.write_text("\n".join([json.dumps(good), "{not json", json.dumps(dict(good, version=3)),
                             json.dumps(dict(good, signature=["x"])), json.dumps(dict(good, path="other.py"))]))
     caps, problems = load_captures(str(tmp_path), str(tmp_path / "k.py"))
     assert [c["path"] for c in caps] == ["k.py"]
-    assert len(problems) == 3 and "not JSON" in problems[0] and "version 2" in problems[1]
+    assert len(problems) == 3 and "not JSON" in problems[0] and "version 3" in problems[1]
 
 
 # ---------------------------------------------------------------- check uses captures as specs

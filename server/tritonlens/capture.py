@@ -18,8 +18,8 @@ The file is locked while written (several processes may capture at once) and hol
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
-import hashlib
 import importlib.abc
 import importlib.util
 import json
@@ -27,15 +27,20 @@ import os
 import subprocess
 import sys
 import threading
-from typing import Any, Iterator
+import time
+from typing import Any, Callable, Iterator
 
-from .captures import CAPTURE_FILE
+from .captures import CAPTURE_FILE, IDENTITY_FIELDS, MAX_LINE, bounded_lines, identity
 
 ENV_SWITCH = "TRITONLENS_CAPTURE"
 ENV_FILE = "TRITONLENS_CAPTURE_FILE"  # where to append (absolute); default <workspace>/.tritonlens/captures.jsonl
 ENV_ROOT = "TRITONLENS_WORKSPACE"  # the workspace root paths are made relative to; default cwd
 ENV_DUMP = "TRITONLENS_CAPTURE_DUMP"  # optional folder: also write each compile's PTX/SASS-relevant asm there
 ENV_PACKAGE_ROOT = "TRITONLENS_PACKAGE_ROOT"
+ENV_NO_GPU = "TRITONLENS_CAPTURE_NO_GPU"  # a target (cuda:90): record launches without a GPU, for that target
+ENV_INTERPRET = "TRITONLENS_CAPTURE_INTERPRET"  # with ENV_NO_GPU: run the kernels in Triton's interpreter
+VERSION = 2
+FLUSH_EVERY_S = 30.0  # launch counts are also written this often, not only at exit
 
 HOOK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_capture_hook")
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,7 +48,6 @@ PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Options a capture keeps: those a user can set on a launch or in a Config (the rest follow from the target).
 _KEPT_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid",
                  "launch_pdl", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "debug", "sanitize_overflow")
-_IDENTITY = ("path", "kernel", "signature", "constants", "attrs", "options", "target")
 
 
 # ---------------------------------------------------------------- records
@@ -125,7 +129,7 @@ def record_from_hook(*, jit_function: Any, compile: dict[str, Any], target: str 
         if isinstance(compile.get(k), int):
             options[k] = compile[k]
     rec: dict[str, Any] = {
-        "version": 1,
+        "version": VERSION,
         "path": relative_path(code.co_filename, root),
         "kernel": fn.__name__,
         "signature": signature,
@@ -136,12 +140,6 @@ def record_from_hook(*, jit_function: Any, compile: dict[str, Any], target: str 
         "triton_version": triton_version,
     }
     return rec
-
-
-def identity(rec: dict[str, Any]) -> str:
-    """Two lines are the same compile when these fields agree (the launch that came with it does not count)."""
-    blob = json.dumps([rec.get(k) for k in _IDENTITY], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 def describe_launch(arg_names: list[str], args: tuple, kwargs: dict[str, Any], grid: Any) -> dict[str, Any] | None:
@@ -198,11 +196,17 @@ def _locked(f) -> Iterator[None]:
 
 
 class CaptureWriter:
-    """Appends capture lines to one file, once per distinct compile, across threads and processes."""
+    """Appends capture lines to one file, once per distinct compile, across threads and processes.
+
+    Every write happens under an exclusive lock on the file, as one `os.write` of whole lines to an O_APPEND
+    descriptor, so concurrent writers (`pytest -n 16` under capture) neither lose nor interleave lines; a half line
+    left by a killed process is ended before the next line, so it spoils only itself. What other processes wrote is
+    read incrementally (from where this writer last stopped), line by line and bounded, to keep the dedupe exact."""
 
     def __init__(self, file: str) -> None:
         self.file = file
         self._seen: set[str] = set()
+        self._scanned = 0  # bytes of the file already read into _seen
         self._lock = threading.Lock()
 
     def append(self, rec: dict[str, Any]) -> bool:
@@ -211,30 +215,67 @@ class CaptureWriter:
         with self._lock:
             if ident in self._seen:
                 return False
-            os.makedirs(os.path.dirname(os.path.abspath(self.file)), exist_ok=True)
-            with open(self.file, "a+", encoding="utf-8") as f, _locked(f):
-                f.seek(0)
-                for line in f:
-                    with contextlib.suppress(ValueError, AttributeError):
-                        obj = json.loads(line)
-                        if isinstance(obj, dict):
-                            self._seen.add(identity(obj))
+            with self._open() as f, _locked(f):
+                self._scan(f)
                 if ident in self._seen:
                     return False
-                f.seek(0, os.SEEK_END)
-                f.write(json.dumps(rec, sort_keys=False, allow_nan=False, default=str) + "\n")
-                f.flush()
+                self._write(f, [rec])
             self._seen.add(ident)
             return True
+
+    def append_records(self, recs: list[dict[str, Any]]) -> None:
+        """Write `recs` as they are (count/choice records: several per compile are meant to be summed)."""
+        if not recs:
+            return
+        with self._lock, self._open() as f, _locked(f):
+            self._write(f, recs)
+
+    def _open(self):
+        os.makedirs(os.path.dirname(os.path.abspath(self.file)), exist_ok=True)
+        return open(self.file, "a+b")
+
+    def _scan(self, f) -> None:
+        size = f.seek(0, os.SEEK_END)
+        if size < self._scanned:  # the file was truncated or replaced: read it all again
+            self._scanned = 0
+        f.seek(self._scanned)
+        for line in bounded_lines(f):
+            if len(line) > MAX_LINE or not line.endswith(b"\n"):
+                continue
+            with contextlib.suppress(ValueError, RecursionError, AttributeError, TypeError):
+                obj = json.loads(line)
+                if isinstance(obj, dict) and obj.get("record", "compile") == "compile":
+                    self._seen.add(identity(obj))
+        self._scanned = size
+
+    def _write(self, f, recs: list[dict[str, Any]]) -> None:
+        data = "".join(json.dumps(r, allow_nan=False, default=str) + "\n" for r in recs).encode("utf-8")
+        size = f.seek(0, os.SEEK_END)
+        if size:
+            f.seek(size - 1)
+            if f.read(1) != b"\n":
+                data = b"\n" + data
+        view = memoryview(data)
+        while view:  # O_APPEND: every chunk lands at the end, and the lock keeps other writers out meanwhile
+            view = view[os.write(f.fileno(), view):]
+        self._scanned = size + len(data)
 
 
 # ---------------------------------------------------------------- the hook (runs inside the user's program)
 class _Hook:
-    def __init__(self, writer: CaptureWriter, root: str, dump_dir: str | None) -> None:
+    """Records compiles (one line each), launch counts and autotuner choices (summary lines, at exit and every
+    FLUSH_EVERY_S). `target` is set when recording without a GPU: the target the specializations were computed for."""
+
+    def __init__(self, writer: CaptureWriter, root: str, dump_dir: str | None, target: str | None = None) -> None:
         self.writer = writer
         self.root = root
         self.dump_dir = dump_dir
+        self.no_gpu_target = target
         self.local = threading.local()
+        self._kernels: dict[int, tuple[Any, str]] = {}  # id(compiled kernel) -> (kernel, identity)
+        self._counts: dict[str, dict[str, Any]] = {}  # identity -> the identity fields, launches, chosen keys
+        self._counts_lock = threading.Lock()
+        self._last_flush = time.monotonic()
         import triton
 
         self.triton_version = getattr(triton, "__version__", "?")
@@ -242,22 +283,34 @@ class _Hook:
     # jit_post_compile_hook(key, repr, fn, compile, is_manual_warmup, already_compiled)
     def post_compile(self, *, key=None, repr=None, fn=None, compile=None, is_manual_warmup=False,
                      already_compiled=False, **_: Any) -> None:
+        self.local.last_identity = None
         try:
             jit_function = getattr(fn, "jit_function", fn)
             rec = record_from_hook(jit_function=jit_function, compile=compile or {}, target=self._target(),
                                    root=self.root, triton_version=self.triton_version)
             if rec is None:
                 return
+            role, _ = self.autotune_role()
+            if role is not None:
+                rec["autotune"] = "trial" if role == "unknown" else role
+            if self.no_gpu_target:
+                rec["no_gpu"] = True
+            ident = self.local.last_identity = identity(rec)
+            if not self.no_gpu_target:
+                self._remember_kernel(jit_function, key, (compile or {}).get("device", 0), ident)
             self._dump(jit_function, key, compile or {}, rec)
             frames = getattr(self.local, "frames", None)
             if frames:
                 frames[-1].append(rec)
             else:
                 self.writer.append(rec)
+                self.note_compile(rec)
         except Exception as exc:  # noqa: BLE001 — never break the user's program
             _warn(f"could not record a compile: {type(exc).__name__}: {exc}")
 
     def _target(self) -> str | None:
+        if self.no_gpu_target:
+            return self.no_gpu_target
         try:
             from triton.runtime import driver
 
@@ -265,9 +318,16 @@ class _Hook:
         except Exception:  # noqa: BLE001
             return None
 
+    def _remember_kernel(self, jit_function: Any, key: Any, device: Any, ident: str) -> None:
+        """So that later launches, which hit Triton's cache and compile nothing, are counted for this compile."""
+        with contextlib.suppress(Exception):
+            kernel = jit_function.device_caches[device][0].get(key)
+            if kernel is not None:
+                self._kernels[id(kernel)] = (kernel, ident)
+
     def _dump(self, jit_function: Any, key: Any, compile: dict[str, Any], rec: dict[str, Any]) -> None:
         """Optional: the JIT's own PTX/AMDGCN next to the capture, to compare with a CPU replay."""
-        if not self.dump_dir:
+        if not self.dump_dir or self.no_gpu_target:
             return
         try:
             device = compile.get("device", 0)
@@ -292,6 +352,112 @@ class _Hook:
         except Exception as exc:  # noqa: BLE001
             _warn(f"could not dump the compiled kernel: {type(exc).__name__}: {exc}")
 
+    # ------------------------------------------------ the autotuner: which launches are trials, which the choice
+    def autotune_role(self) -> tuple[str | None, Any]:
+        """("trial", None) inside the autotuner's benchmark (or its warmup of every config); ("chosen", key) for the
+        launch it makes with the config it picked; ("unknown", None) for that launch when no GPU measured the configs
+        (the choice is the GPU's to make); (None, None) outside any autotuned launch."""
+        stack = getattr(self.local, "tuning", None)
+        if not stack:
+            return None, None
+        frame = stack[-1]
+        if frame["bench"]:
+            return "trial", None
+        tuner, key = frame["tuner"], frame["key"]
+        if self.no_gpu_target and key is not None and getattr(tuner, "_tritonlens_trials", {}).get(key, 0) > 1:
+            return "unknown", None
+        return "chosen", key
+
+    def wrap_autotune_run(self, run: Callable) -> Callable:
+        hook = self
+
+        def autotune_and_note(tuner, *args, **kwargs):
+            stack = hook.local.__dict__.setdefault("tuning", [])
+            frame = {"tuner": tuner, "key": _autotune_key(tuner, args, kwargs), "bench": False, "trials": 0}
+            if hook.no_gpu_target:
+                tuner.cache_results = False  # timings measured without a GPU are no timings: never cache them
+            stack.append(frame)
+            try:
+                return run(tuner, *args, **kwargs)
+            finally:
+                stack.pop()
+
+        autotune_and_note.__tritonlens_capture__ = True  # type: ignore[attr-defined]
+        return autotune_and_note
+
+    def wrap_trials(self, bench: Callable) -> Callable:
+        """Autotuner._bench / .warmup: every launch inside is a trial of one config."""
+        hook = self
+
+        def trial(tuner, *args, **kwargs):
+            stack = hook.local.__dict__.setdefault("tuning", [])
+            frame = stack[-1] if stack and stack[-1]["tuner"] is tuner else None
+            if frame is None:  # warmup() is called on its own
+                frame = {"tuner": tuner, "key": None, "bench": False, "trials": 0}
+                stack.append(frame)
+            was, frame["bench"] = frame["bench"], True
+            frame["trials"] += 1
+            if frame["key"] is not None:
+                trials = tuner.__dict__.setdefault("_tritonlens_trials", {})
+                trials[frame["key"]] = max(trials.get(frame["key"], 0), frame["trials"])
+            try:
+                return bench(tuner, *args, **kwargs)
+            finally:
+                frame["bench"] = was
+                if frame["key"] is None and stack and stack[-1] is frame and not was:
+                    stack.pop()
+
+        trial.__tritonlens_capture__ = True  # type: ignore[attr-defined]
+        return trial
+
+    # ------------------------------------------------ launches
+    def count_launch(self, ident: str | None) -> None:
+        """One launch of the compile `ident`, outside the autotuner's benchmark."""
+        role, key = self.autotune_role()
+        if ident is None or role in ("trial", "unknown"):
+            return
+        with self._counts_lock:
+            entry = self._counts.get(ident)
+            if entry is None:
+                return
+            entry["launches"] += 1
+            if role == "chosen":
+                entry["chosen"] = True
+                jkey = _jsonable(list(key)) if key is not None else None
+                if jkey is not None and jkey not in entry["keys"]:
+                    entry["keys"].append(jkey)
+            due = time.monotonic() - self._last_flush > FLUSH_EVERY_S
+        if due:
+            self.flush()
+
+    def note_compile(self, rec: dict[str, Any]) -> None:
+        ident = identity(rec)
+        with self._counts_lock:
+            if ident not in self._counts:
+                self._counts[ident] = {"rec": {k: rec.get(k) for k in IDENTITY_FIELDS}, "launches": 0, "keys": [],
+                                       "chosen": False, "no_gpu": bool(rec.get("no_gpu"))}
+
+    def flush(self) -> None:
+        """Write what launched since the last flush: one summary line per compile (readers sum them)."""
+        with self._counts_lock:
+            self._last_flush = time.monotonic()
+            out = []
+            for entry in self._counts.values():
+                if not entry["launches"] and not entry["chosen"]:
+                    continue
+                rec = {"version": VERSION, "record": "summary", **entry["rec"], "triton_version": self.triton_version,
+                       "launches": entry["launches"], "autotune": "chosen" if entry["chosen"] else None}
+                if entry["keys"]:
+                    rec["autotune_keys"] = entry["keys"]
+                if entry["no_gpu"]:
+                    rec["no_gpu"] = True
+                out.append(rec)
+                entry.update(launches=0, chosen=False, keys=[])
+        try:
+            self.writer.append_records(out)
+        except Exception as exc:  # noqa: BLE001
+            _warn(f"could not write launch counts: {type(exc).__name__}: {exc}")
+
     # wraps JITFunction.run: the compiles made by one launch get that launch's grid and arguments
     def wrap_run(self, run):
         hook = self
@@ -310,8 +476,11 @@ class _Hook:
                     return g
             elif grid is not None:
                 seen_grid["grid"] = grid
+            hook.local.launched = None
+            ret = None
             try:
-                return run(jit_self, *args, grid=call_grid, warmup=warmup, **kwargs)
+                ret = run(jit_self, *args, grid=call_grid, warmup=warmup, **kwargs)
+                return ret
             finally:
                 recs = frames.pop()
                 for rec in recs:
@@ -321,11 +490,29 @@ class _Hook:
                             if launch is not None:
                                 rec["launch"] = launch
                         hook.writer.append(rec)
+                        hook.note_compile(rec)
                     except Exception as exc:  # noqa: BLE001
                         _warn(f"could not record a launch: {type(exc).__name__}: {exc}")
+                if not warmup:
+                    known = hook._kernels.get(id(ret)) if ret is not None else None
+                    hook.count_launch(known[1] if known else getattr(hook.local, "launched", None))
 
         run_and_capture.__tritonlens_capture__ = True  # type: ignore[attr-defined]
         return run_and_capture
+
+
+def _autotune_key(tuner: Any, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
+    """The key Triton's Autotuner.run caches its choice under (its own computation, repeated); None with one config."""
+    try:
+        if len(tuner.configs) <= 1:
+            return None
+        all_args = {**dict(zip(tuner.arg_names, args)), **kwargs}
+        named = {k: v for k, v in all_args.items() if k in tuner.arg_names}
+        key = [named[k] for k in tuner.keys if k in named]
+        key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
+        return tuple(key)
+    except Exception:  # noqa: BLE001 — an autotuner of another triton version
+        return None
 
 
 def _warn(msg: str) -> None:
@@ -336,16 +523,44 @@ def _warn(msg: str) -> None:
 _installed: _Hook | None = None
 
 
-def install(file: str | None = None, root: str | None = None, dump_dir: str | None = None) -> _Hook:
-    """Install the capture hook in this process (triton must be importable). Idempotent."""
+def _wrap_once(owner: Any, name: str, wrap: Callable[[Callable], Callable]) -> None:
+    current = getattr(owner, name, None)
+    if current is not None and not getattr(current, "__tritonlens_capture__", False):
+        setattr(owner, name, wrap(current))
+
+
+def install(file: str | None = None, root: str | None = None, dump_dir: str | None = None,
+            no_gpu_target: str | None = None) -> _Hook:
+    """Install the capture hook in this process (triton must be importable). Idempotent. With `no_gpu_target`
+    (or TRITONLENS_CAPTURE_NO_GPU) launches are recorded for that target and not run (see capture_nogpu)."""
     global _installed
     if _installed is not None:
         return _installed
     root = os.path.abspath(root or os.environ.get(ENV_ROOT) or os.getcwd())
     file = file or os.environ.get(ENV_FILE) or os.path.join(root, CAPTURE_FILE)
-    hook = _Hook(CaptureWriter(file), root, dump_dir or os.environ.get(ENV_DUMP) or None)
+    no_gpu_target = no_gpu_target or os.environ.get(ENV_NO_GPU) or None
+    hook = _Hook(CaptureWriter(file), root, dump_dir or os.environ.get(ENV_DUMP) or None, no_gpu_target)
     from triton.runtime.jit import JITFunction
 
+    if no_gpu_target:
+        from . import capture_nogpu
+
+        capture_nogpu.install(hook, no_gpu_target, interpret=os.environ.get(ENV_INTERPRET, "") not in ("", "0"))
+    else:
+        _install_compile_hook(hook, JITFunction)
+        _wrap_once(JITFunction, "run", hook.wrap_run)
+    with contextlib.suppress(ImportError):
+        from triton.runtime.autotuner import Autotuner
+
+        _wrap_once(Autotuner, "run", hook.wrap_autotune_run)
+        _wrap_once(Autotuner, "_bench", hook.wrap_trials)
+        _wrap_once(Autotuner, "warmup", hook.wrap_trials)
+    atexit.register(hook.flush)
+    _installed = hook
+    return hook
+
+
+def _install_compile_hook(hook: _Hook, JITFunction: Any) -> None:
     try:
         from triton import knobs
     except ImportError:
@@ -376,49 +591,70 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
             return previous_old(*a, **kw) if previous_old is not None else False
 
         JITFunction.cache_hook = chained_cache
-    if not getattr(JITFunction.run, "__tritonlens_capture__", False):
-        JITFunction.run = hook.wrap_run(JITFunction.run)
-    _installed = hook
-    return hook
 
 
-class _TritonImportWatcher(importlib.abc.MetaPathFinder):
-    """Installs the hook right after `import triton` finishes — no cost for programs that never import it."""
+class _ImportWatcher(importlib.abc.MetaPathFinder):
+    """Runs `then()` right after `import NAME` finishes — no cost for programs that never import it."""
+
+    def __init__(self, name: str, then: Callable[[], None]) -> None:
+        self.name = name
+        self.then = then
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "triton":
+        if fullname != self.name:
             return None
         sys.meta_path.remove(self)
-        spec = importlib.util.find_spec("triton")
+        spec = importlib.util.find_spec(self.name)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         loader = spec.loader
         exec_module = loader.exec_module
+        then = self.then
 
-        def exec_then_install(module):
+        def exec_then(module):
             exec_module(module)
             try:
-                install()
+                then()
             except Exception as exc:  # noqa: BLE001
                 _warn(f"hook not installed: {type(exc).__name__}: {exc}")
 
-        loader.exec_module = exec_then_install  # type: ignore[method-assign]
+        loader.exec_module = exec_then  # type: ignore[method-assign]
         return spec
 
 
+def when_imported(name: str, then: Callable[[], None]) -> None:
+    """`then()` now if module `name` is loaded, else as soon as it is imported."""
+    if name in sys.modules:
+        then()
+        return
+    if not any(isinstance(f, _ImportWatcher) and f.name == name for f in sys.meta_path):
+        sys.meta_path.insert(0, _ImportWatcher(name, then))
+
+
 def install_on_import() -> None:
-    """What the bootstrap calls: install now if triton is loaded, else as soon as it is imported."""
+    """What the bootstrap calls: install now if triton is loaded, else as soon as it is imported. Without a GPU,
+    torch.cuda is also guarded as soon as torch is imported (see capture_nogpu.guard_torch_cuda)."""
+    if os.environ.get(ENV_NO_GPU):
+        from .capture_nogpu import guard_torch_cuda
+
+        when_imported("torch", guard_torch_cuda)
     if "triton" in sys.modules and hasattr(sys.modules["triton"], "jit"):
         install()
         return
-    if not any(isinstance(f, _TritonImportWatcher) for f in sys.meta_path):
-        sys.meta_path.insert(0, _TritonImportWatcher())
+    when_imported("triton", install)
 
 
 # ---------------------------------------------------------------- the command
-def child_env(file: str, root: str, dump_dir: str | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
+def child_env(file: str, root: str, dump_dir: str | None = None, base: dict[str, str] | None = None,
+              no_gpu_target: str | None = None, interpret: bool = False) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env[ENV_SWITCH] = "1"
+    for key in (ENV_NO_GPU, ENV_INTERPRET):
+        env.pop(key, None)
+    if no_gpu_target:
+        env[ENV_NO_GPU] = no_gpu_target
+    if interpret:
+        env[ENV_INTERPRET] = env["TRITON_INTERPRET"] = "1"
     env[ENV_FILE] = os.path.abspath(file)
     env[ENV_ROOT] = os.path.abspath(root)
     env[ENV_PACKAGE_ROOT] = PACKAGE_ROOT
@@ -435,6 +671,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", metavar="DIR", help="workspace root (default: the current folder)")
     p.add_argument("--output", "-o", metavar="FILE", help="capture file (default: WORKSPACE/.tritonlens/captures.jsonl)")
     p.add_argument("--dump", metavar="DIR", help="also write each compile's PTX/cubin there (for comparisons)")
+    p.add_argument("--no-gpu", action="store_true",
+                   help="record the launches without a GPU: specialize each launch for --target as Triton would and "
+                        "do not run the kernel (CPU tensors; see docs/gpu.md)")
+    p.add_argument("--target", default=None, metavar="T",
+                   help="with --no-gpu: the target the launches are specialized for (default cuda:90)")
+    p.add_argument("--interpret", action="store_true",
+                   help="with --no-gpu: run the kernels in Triton's interpreter (TRITON_INTERPRET=1), for programs "
+                        "whose later launches depend on results")
     p.add_argument("--hook-path", action="store_true",
                    help="print the folder to put on PYTHONPATH (with TRITONLENS_CAPTURE=1) and exit")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the command to run")
@@ -461,11 +705,24 @@ def main(argv: list[str] | None = None) -> int:
     if not cmd:
         print("tritonlens capture: no command given; usage: tritonlens capture -- python train.py ...", file=sys.stderr)
         return 2
+    no_gpu_target = None
+    if args.no_gpu or args.interpret or args.target:
+        if not args.no_gpu:
+            print("tritonlens capture: --target and --interpret go with --no-gpu", file=sys.stderr)
+            return 2
+        from .model import Target
+
+        try:
+            no_gpu_target = str(Target.parse(args.target or "cuda:90"))
+        except ValueError as exc:
+            print(f"tritonlens capture: {exc}", file=sys.stderr)
+            return 2
     root = os.path.abspath(args.workspace or os.getcwd())
     file = os.path.abspath(args.output or os.path.join(root, CAPTURE_FILE))
     before = _count_lines(file)
     try:
-        proc = subprocess.run(cmd, env=child_env(file, root, args.dump))
+        proc = subprocess.run(cmd, env=child_env(file, root, args.dump, no_gpu_target=no_gpu_target,
+                                                 interpret=args.interpret))
         code = proc.returncode
     except FileNotFoundError:
         print(f"tritonlens capture: command not found: {cmd[0]}", file=sys.stderr)
@@ -473,16 +730,26 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         code = 130
     after = _count_lines(file)
-    print(f"tritonlens capture: {after - before} new compile(s) recorded in {_shown(file)} ({after} in all)",
+    how = ""
+    if no_gpu_target:
+        how = (f", specialized for {no_gpu_target} without a GPU; the kernels "
+               + ("ran in Triton's interpreter" if args.interpret else "were not run"))
+    print(f"tritonlens capture: {after - before} new compile(s) recorded in {_shown(file)} ({after} in all{how})",
           file=sys.stderr)
+    if args.interpret and code not in (0, 130):
+        print(f"tritonlens capture: the program failed under Triton's interpreter (exit {code}); the launches "
+              f"recorded before the failure are kept. The interpreter runs kernels on the CPU in numpy and does not "
+              f"support everything the GPU does (see the traceback above); without --interpret the kernels are "
+              f"recorded but not run", file=sys.stderr)
     # a signal death is reported the way a shell would (128 + signal)
     return code if code >= 0 else 128 - code
 
 
 def _count_lines(file: str) -> int:
+    """Compile lines in the file (summary lines of counts are not compiles)."""
     try:
         with open(file, encoding="utf-8", errors="replace") as f:
-            return sum(1 for line in f if line.strip())
+            return sum(1 for line in bounded_lines(f) if line.strip() and '"record": "summary"' not in line)
     except OSError:
         return 0
 

@@ -2,9 +2,10 @@
 field validated, never pickle or eval. Writing them is `capture.py`'s job."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from typing import Any
+from typing import Any, Iterator
 
 CAPTURE_FILE = os.path.join(".tritonlens", "captures.jsonl")
 
@@ -13,27 +14,146 @@ def captures_path(workspace_root: str) -> str:
     return os.path.join(workspace_root, CAPTURE_FILE)
 
 
+# Bounds on what a capture line may hold: a real line is a few KB; anything far beyond is not a capture.
+MAX_LINE = 1 << 20  # characters per line
+_MAX_TEXT = 4096  # characters per string value
+_MAX_INT = 1 << 63
+_ROLES = ("trial", "chosen")
+_RECORDS = ("compile", "summary")
+# The fields that make two lines the same compile (a launch, a count or a choice does not).
+IDENTITY_FIELDS = ("path", "kernel", "signature", "constants", "attrs", "options", "target")
+
+
+def _bad_scalar(value: Any) -> bool:
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, int):
+        return not -_MAX_INT <= value < _MAX_INT
+    if isinstance(value, float):
+        return False
+    if isinstance(value, str):
+        return len(value) > _MAX_TEXT
+    return True
+
+
+def _bad_value(value: Any, depth: int = 0) -> bool:
+    """A constexpr value: a bounded scalar, or a short list of them (a tuple constexpr)."""
+    if isinstance(value, list):
+        return depth > 4 or len(value) > 256 or any(_bad_value(v, depth + 1) for v in value)
+    if isinstance(value, dict):  # {"dtype": "fp16"} / {"constexpr": 1} as triton serializes some constants
+        return depth > 4 or len(value) > 4 or any(not isinstance(k, str) or _bad_value(v, depth + 1)
+                                                  for k, v in value.items())
+    return _bad_scalar(value)
+
+
 def _valid(obj: Any) -> str | None:
-    """None when `obj` is a usable capture, else why not."""
+    """None when `obj` is a usable capture line (version 1, or 2 with its count/choice fields), else why not.
+    Unknown fields are ignored (a newer writer may add some); known fields of the wrong type reject the line."""
     if not isinstance(obj, dict):
         return "not an object"
-    if obj.get("version") != 1:
-        return f"unsupported version {obj.get('version')!r}"
+    if obj.get("version") not in (1, 2) or isinstance(obj.get("version"), bool):
+        return f"unsupported version {repr(obj.get('version'))[:40]}"
     for key, kind in (("path", str), ("kernel", str), ("signature", dict)):
         if not isinstance(obj.get(key), kind):
             return f"field {key!r} missing or not a {kind.__name__}"
+    if len(obj["path"]) > _MAX_TEXT or len(obj["kernel"]) > _MAX_TEXT:
+        return "path or kernel name too long"
     for key in ("constants", "attrs", "options"):
         if key in obj and not isinstance(obj[key], dict):
             return f"field {key!r} is not an object"
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in obj["signature"].items()):
+    for key in ("target", "triton_version"):
+        if obj.get(key) is not None and (not isinstance(obj[key], str) or len(obj[key]) > 64):
+            return f"field {key!r} is not a short string"
+    if len(obj["signature"]) > 1024 or not all(isinstance(k, str) and isinstance(v, str) and len(k) + len(v) < 512
+                                               for k, v in obj["signature"].items()):
         return "signature must map parameter names to type strings"
+    for name, value in obj.get("constants", {}).items():
+        if _bad_value(value):
+            return f"constant {name[:80]} is not a bounded JSON scalar or list"
     for name, attr in obj.get("attrs", {}).items():
         if not isinstance(attr, dict):
-            return f"attrs of {name} is not an object"
+            return f"attrs of {name[:80]} is not an object"
+        div = attr.get("divisibility")
+        if div is not None and (isinstance(div, bool) or not isinstance(div, int) or not 1 <= div <= 1 << 16):
+            return f"divisibility of {name[:80]} is not a small positive integer"
     for key, value in obj.get("options", {}).items():
-        if not isinstance(value, (int, float, str, bool)) and value is not None:
-            return f"option {key} has a non-scalar value"
+        if _bad_scalar(value) and value is not None:
+            return f"option {key[:80]} has a non-scalar value"
+    # version 2: what the launch really used
+    if obj.get("record", "compile") not in _RECORDS:
+        return f"unknown record kind {repr(obj.get('record'))[:40]}"
+    if obj.get("autotune") not in (None,) + _ROLES:
+        return "field 'autotune' must be \"trial\", \"chosen\" or null"
+    launches = obj.get("launches")
+    if launches is not None and (isinstance(launches, bool) or not isinstance(launches, int)
+                                 or not 0 <= launches < _MAX_INT):
+        return "field 'launches' is not a non-negative integer"
+    if "no_gpu" in obj and not isinstance(obj["no_gpu"], bool):
+        return "field 'no_gpu' is not a boolean"
+    keys = obj.get("autotune_keys")
+    if keys is not None and (not isinstance(keys, list) or len(keys) > 4096 or any(_bad_value(k) for k in keys)):
+        return "field 'autotune_keys' is not a bounded list"
+    launch = obj.get("launch")
+    if launch is not None and not (isinstance(launch, dict) and isinstance(launch.get("args", {}), dict)
+                                   and isinstance(launch.get("grid", []), list)
+                                   and all(isinstance(g, int) and not isinstance(g, bool) and 0 <= g < _MAX_INT
+                                           for g in launch.get("grid", []))):
+        return "field 'launch' must hold a grid of integers and an args object"
     return None
+
+
+def identity(rec: dict[str, Any]) -> str:
+    """Two lines are the same compile when these fields agree (the launch that came with it does not count)."""
+    blob = json.dumps([rec.get(k) for k in IDENTITY_FIELDS], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def bounded_lines(f: Any, limit: int = MAX_LINE) -> Iterator[str]:
+    """The lines of a text file, none held longer than `limit` + 1 characters: a longer line is cut there and the
+    rest of it skipped unread into memory, so the caller sees it (len > limit) and can report it."""
+    while True:
+        line = f.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith("\n"):
+            rest = line
+            while rest and not rest.endswith("\n"):
+                rest = f.readline(limit)
+        yield line
+
+
+def fold_captures(caps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One dict per distinct compile from the lines `load_captures` returned (their order kept), with
+    `launches`: how many times it launched outside the autotuner's benchmark — the sum of the count records
+    (`"record": "summary"`) the capturing processes wrote at exit; without any (a version-1 file, a process that
+    died first) 1 when the line came with a launch and was no autotuner trial, else 0 — a lower bound; and
+    `autotune`: "chosen" when the autotuner picked this config for some key (`autotune_keys` lists them), "trial"
+    when it only benchmarked it, None for a kernel that is not autotuned."""
+    out: dict[str, dict[str, Any]] = {}
+    counted: dict[str, int] = {}
+    for cap in caps:
+        ident = identity(cap)
+        summary = cap.get("record") == "summary"
+        first = out.get(ident)
+        if first is None:
+            first = out[ident] = dict(cap)
+            first.pop("record", None)
+            first["autotune_keys"] = []
+            first["autotune"] = None
+        if summary:
+            counted[ident] = counted.get(ident, 0) + int(cap.get("launches") or 0)
+        elif "launch" not in first and "launch" in cap:
+            first["launch"] = cap["launch"]
+        role = cap.get("autotune")
+        if role == "chosen" or (role == "trial" and first["autotune"] is None):
+            first["autotune"] = role
+        for key in cap.get("autotune_keys") or []:
+            if key not in first["autotune_keys"]:
+                first["autotune_keys"].append(key)
+    for ident, first in out.items():
+        fallback = int("launch" in first and first["autotune"] != "trial")
+        first["launches"] = counted.get(ident, fallback)
+    return list(out.values())
 
 
 def capture_root(file: str, workspace_root: str) -> str:
@@ -61,7 +181,7 @@ def load_captures(workspace_root: str, path: str | None = None,
     problems: list[str] = []
     try:
         with open(file, encoding="utf-8", errors="replace") as f:
-            lines = f.readlines()
+            lines = list(bounded_lines(f))
     except OSError:
         return out, problems
     want = os.path.normcase(os.path.abspath(path)) if path else None
@@ -70,10 +190,13 @@ def load_captures(workspace_root: str, path: str | None = None,
         line = line.strip()
         if not line:
             continue
+        if len(line) > MAX_LINE:
+            problems.append(f"{file}:{n}: skipped: longer than {MAX_LINE} characters")
+            continue
         try:
             obj = json.loads(line)
-        except ValueError as exc:
-            problems.append(f"{file}:{n}: not JSON ({exc.msg})")
+        except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the parser goes
+            problems.append(f"{file}:{n}: not JSON ({getattr(exc, 'msg', None) or str(exc)[:120]})")
             continue
         why = _valid(obj)
         if why:
