@@ -16,9 +16,8 @@ import sys
 from types import SimpleNamespace
 
 from .hints import hint_lines_above
-from .loader import _is_main_guard
 from .model import Finding, KernelInfo, Param, Target
-from .source import SourceText
+from .source import SourceText, is_main_guard, parse_module
 
 MAX_IMPORT_DEPTH = 2
 
@@ -90,7 +89,7 @@ class ModuleScope:
             for s in [s for h in stmt.handlers for s in h.body] + stmt.orelse + stmt.finalbody:
                 if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self.defs.setdefault(s.name, s)  # type: ignore[arg-type]
-        elif isinstance(stmt, ast.If) and not _is_main_guard(stmt):
+        elif isinstance(stmt, ast.If) and not is_main_guard(stmt):
             for s in stmt.body + stmt.orelse:
                 if isinstance(s, (ast.Import, ast.ImportFrom)):
                     self._collect(s)
@@ -171,7 +170,7 @@ class ModuleScope:
             try:
                 with open(path, encoding="utf-8") as fh:
                     text = fh.read()
-                self.cache[path] = ModuleScope(path, text, ast.parse(text), self.workspace_root, self.depth + 1,
+                self.cache[path] = ModuleScope(path, text, parse_module(text), self.workspace_root, self.depth + 1,
                                                self.cache)
             except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
                 pass
@@ -229,7 +228,7 @@ def discover(path: str, text: str, workspace_root: str | None = None, target: st
     """
     result = DiscoverResult()
     try:
-        tree = ast.parse(text, filename=path)
+        tree = parse_module(text)
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = exc.offset or 1
@@ -306,7 +305,7 @@ def _module_statements(scope: ModuleScope, stmts: list[ast.stmt], branch: tuple[
     (statement, the branch labels around it, the defs visible from it by name)."""
     for stmt in stmts:
         if isinstance(stmt, ast.If):
-            if _is_main_guard(stmt):
+            if is_main_guard(stmt):
                 continue
             yield from _if_statements(scope, stmt, branch, defs, "if")
         elif isinstance(stmt, ast.Try):
@@ -1040,7 +1039,7 @@ def config_sources(path: str, text: str, def_line: int) -> list[ConfigSource] | 
     or tuple literal of `triton.Config(...)` calls (directly or through one module-level name bound to such a
     literal). None when the configs are built by code (a comprehension, a function), so no edit can be offered."""
     try:
-        tree = ast.parse(text, filename=path)
+        tree = parse_module(text)
     except (SyntaxError, ValueError):
         return None
     scope = ModuleScope(path, text, tree, None)

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .source import SourceText
+from .source import SourceText, parse_module
 
 _UNKNOWN = object()
 
@@ -63,7 +63,7 @@ def find_launches(kernel_name: str, files: dict[str, str]) -> list[LaunchSite]:
         if short not in text:
             continue
         try:
-            tree = ast.parse(text)
+            tree = parse_module(text)
         except (SyntaxError, ValueError):
             continue
         module_env = _constants(tree.body, {})

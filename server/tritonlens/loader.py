@@ -18,6 +18,8 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from .source import is_main_guard, parse_module
+
 # Statements that only bind names and whose right-hand side we accept to evaluate at import.
 _BINDING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
             ast.AnnAssign, ast.AugAssign)
@@ -82,14 +84,6 @@ def _used_names(node: ast.AST) -> set[str]:
     return used
 
 
-def _is_main_guard(node: ast.stmt) -> bool:
-    if not isinstance(node, ast.If):
-        return False
-    test = node.test
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__") or (
-        isinstance(test, ast.Compare) and any(isinstance(c, ast.Name) and c.id == "__name__" for c in test.comparators))
-
-
 def _walk_skipping_switch_tests(node: ast.AST):
     todo = [node]
     while todo:
@@ -109,7 +103,7 @@ def is_switch(node: ast.stmt) -> bool:
     the `if` branch is taken when it binds without an exception, else the `else`/`elif` one — as an import fallback
     chain would. Version-gated imports list the newest API first, so on the installed Triton this binds what a real
     import binds; the names it binds are reported as assumed (`Slice.assumed`)."""
-    return (isinstance(node, ast.If) and not _is_main_guard(node)
+    return (isinstance(node, ast.If) and not is_main_guard(node)
             and bool(_has_call(node.test, allow_known=True)) and _binds_by_import_only(node.body + node.orelse))
 
 
@@ -135,7 +129,7 @@ def _safe_compound(node: ast.stmt) -> bool:
     `if` whose condition makes a call is kept as a binding switch (`is_switch`): its condition never runs."""
     if isinstance(node, ast.Try):
         parts = [node.body, node.orelse, node.finalbody, *[h.body for h in node.handlers]]
-    elif isinstance(node, ast.If) and not _is_main_guard(node):
+    elif isinstance(node, ast.If) and not is_main_guard(node):
         if _has_call(node.test, allow_known=True) and not is_switch(node):  # `if open("/x").read():` never runs
             return False
         parts = [node.body, node.orelse]
@@ -173,7 +167,7 @@ _ALLOWED_CALLS = {
 def _why_unsafe(node: ast.Try | ast.If) -> str:
     """Why a module-level if/try that binds a needed name is not run, naming the first call that stops it."""
     for sub in _walk_skipping_switch_tests(node):
-        if isinstance(sub, ast.If) and not _is_main_guard(sub) and not is_switch(sub):
+        if isinstance(sub, ast.If) and not is_main_guard(sub) and not is_switch(sub):
             call = _has_call(sub.test, allow_known=True)
             if call:
                 return f"sits under an `if` whose condition calls {call}() at import"
@@ -239,7 +233,7 @@ def slice_module(text: str, roots: list[str], definitions: list[int] | None = No
 
     Raises SyntaxError for a file Python cannot parse (the caller reports it as SRC001).
     """
-    tree = ast.parse(text)
+    tree = parse_module(text)
     src = _Source(text)
     choices: dict[int, object] = {}  # id(if/try node) -> key of the branch forced to run
     for line in definitions or []:
@@ -315,7 +309,7 @@ def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
                 force.append(node)
             if i in keep:
                 continue
-            if _is_main_guard(node):
+            if is_main_guard(node):
                 continue
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 bad = _has_call(node, allow_known=True)
@@ -344,7 +338,7 @@ def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
 
 # ---------------------------------------------------------------- conditional definitions
 def _is_branching(node: ast.stmt) -> bool:
-    return isinstance(node, (ast.If, ast.Try)) and not _is_main_guard(node)
+    return isinstance(node, (ast.If, ast.Try)) and not is_main_guard(node)
 
 
 def _blocks(node: ast.stmt) -> list[tuple[object, list[ast.stmt]]]:
@@ -369,7 +363,7 @@ def _path_to(stmts: list[ast.stmt], line: int) -> list[tuple[ast.stmt, object]] 
     for s in stmts:
         if _first_line(s) <= line <= (s.end_lineno or s.lineno):
             if not _is_branching(s):
-                return [] if not _is_main_guard(s) else None
+                return [] if not is_main_guard(s) else None
             for key, block in _blocks(s):
                 sub = _path_to(block, line)
                 if sub is not None:

@@ -6,6 +6,7 @@ import re
 
 from .model import Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
 from .settings import Settings
+from .source import parse_module
 from .specs import ASSUMED
 
 _ENV_ERRORS = {"Timeout", "WorkerCrash", "InternalError", "Cancelled"}
@@ -118,8 +119,8 @@ def _assumed_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: s
     if err.kind not in ("CompilationError", "MLIRError") or not err.line or source is None:
         return assumed
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
+        tree = parse_module(source)
+    except (SyntaxError, ValueError):
         return []
     fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                and n.lineno == kernel.def_line), None)

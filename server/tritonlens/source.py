@@ -7,7 +7,10 @@ slices by UTF-8 byte columns as ast's offsets count them.
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
@@ -67,3 +70,36 @@ def split_top_level(text: str) -> list[tuple[str, int]]:
             start = i + 1
     items.append((text[start:], start))
     return [(s, o) for s, o in items if s.strip()]
+
+
+# ---------------------------------------------------------------- one parse per text
+_TREES: "OrderedDict[str, ast.Module]" = OrderedDict()
+_TREES_LOCK = threading.Lock()
+_MAX_TREES = 64
+
+
+def parse_module(text: str) -> ast.Module:
+    """`ast.parse(text)`, once per distinct text: discover, the launch-site scan, the definitions slice and the rules
+    all read the same file, and a large kernel file took three parses on its way to a compile. The tree is shared —
+    callers must not mutate it. Raises SyntaxError (and ValueError for NUL bytes) like ast.parse."""
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    with _TREES_LOCK:
+        tree = _TREES.get(key)
+        if tree is not None:
+            _TREES.move_to_end(key)
+            return tree
+    tree = ast.parse(text)
+    with _TREES_LOCK:
+        _TREES[key] = tree
+        while len(_TREES) > _MAX_TREES:
+            _TREES.popitem(last=False)
+    return tree
+
+
+def is_main_guard(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__":` (either side of the comparison): never part of what an import binds."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__") or (
+        isinstance(test, ast.Compare) and any(isinstance(c, ast.Name) and c.id == "__name__" for c in test.comparators))

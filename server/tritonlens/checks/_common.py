@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..model import Finding, Related
+from ..source import parse_module
 
 # ---------------------------------------------------------------- source text
 
@@ -51,7 +52,7 @@ class SourceIndex:
         self.by_stamp: dict[tuple[int, int], list[CallSite]] = {}
         self.assigns: dict[str, list[ast.expr]] = {}
         try:
-            tree = ast.parse(text)
+            tree = parse_module(text)
         except (SyntaxError, ValueError):
             return
         module_level = {id(n) for n in tree.body}
