@@ -208,7 +208,9 @@ def load_captures(workspace_root: str, path: str | None = None,
         if want is not None and want not in obj["_resolved"]:
             continue
         out.append(obj)
-    return out, problems
+    # One capture per distinct compile, with its launch count and the autotuner's role (version 2 count and choice
+    # records folded in; a version-1 file gets the lower bound).
+    return fold_captures(out), problems
 
 
 def unmatched(workspace_root: str, file: str | None, checked: dict[str, set[str]]) -> list[str]:
