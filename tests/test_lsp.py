@@ -75,12 +75,19 @@ def workspace(tmp_path, **files: str) -> dict[str, str]:
     return uris
 
 
-async def start(client: LanguageClient, root, options: dict[str, Any] | None = None) -> None:
+# What VS Code declares for code actions: it fills a picked action's edit with codeAction/resolve.
+RESOLVING = types.TextDocumentClientCapabilities(code_action=types.CodeActionClientCapabilities(
+    data_support=True, resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"])))
+
+
+async def start(client: LanguageClient, root, options: dict[str, Any] | None = None,
+                text_document: types.TextDocumentClientCapabilities | None = None) -> None:
     client.statuses = []  # type: ignore[attr-defined]
     client.feature("tritonlens/status")(  # type: ignore[attr-defined]
         lambda params: client.statuses.append(params._asdict()))
     await client.initialize_session(types.InitializeParams(
-        capabilities=types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True)),
+        capabilities=types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True),
+                                              text_document=text_document),
         root_uri=root.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
         initialization_options=OPTIONS if options is None else options,
@@ -322,10 +329,27 @@ def apply_edits(text: str, edits) -> str:
     return text
 
 
-async def quick_fixes(client: LanguageClient, uri: str, diag: types.Diagnostic) -> list[types.CodeAction]:
+async def code_actions(client: LanguageClient, uri: str, diag: types.Diagnostic) -> list:
+    """One textDocument/codeAction answer for `diag`: proven fixes, and placeholders for those still re-compiling."""
     return await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
-        context=types.CodeActionContext(diagnostics=[diag])))
+        context=types.CodeActionContext(diagnostics=[diag]))) or []
+
+
+def unverified(action) -> bool:
+    return isinstance(action, types.Command) or action.edit is None
+
+
+async def quick_fixes(client: LanguageClient, uri: str, diag: types.Diagnostic,
+                      timeout: float = 180.0) -> list[types.CodeAction]:
+    """The fixes offered for `diag` once all its candidates are re-compiled: asked again, as a user would, while
+    the answer still holds placeholders (a request answers within a bound; on a loaded machine a re-compile may not)."""
+    deadline = time.monotonic() + timeout
+    actions = await code_actions(client, uri, diag)
+    while any(unverified(a) for a in actions) and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+        actions = await code_actions(client, uri, diag)
+    return actions
 
 
 async def test_quick_fix_inserts_hint_for_missing_constexpr(client: LanguageClient, tmp_path):

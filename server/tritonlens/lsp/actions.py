@@ -4,6 +4,9 @@ shows that it helps, and its title says what it showed ("Assume n_elements % 16 
 ld.global 32→128-bit", "Use num_warps=8 — removes SASS001 (296 B spilled → 0; registers 255 → 184)")."""
 from __future__ import annotations
 
+import asyncio
+import itertools
+import os
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -222,79 +225,264 @@ def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: Candidate, s
     return said
 
 
-# ---------------------------------------------------------------- the handler
-async def fixes_for(ls: "TritonLensServer", st: "DocState", diag: types.Diagnostic) -> list[types.CodeAction]:
-    from .server import in_daemon_thread
+# ---------------------------------------------------------------- the search, in the background
+# A codeAction request is answered within this many seconds; its re-compiles go on after it (the environment
+# variable shortens it in tests, or lengthens it for clients that cannot resolve a fix later).
+FIX_WAIT_S = float(os.environ.get("TRITONLENS_FIX_WAIT_S", "4"))
+RESOLVE_WAIT_S = 180.0  # codeAction/resolve of a fix still being checked: the user picked it and waits
+_FIX_DATA = "tritonlens_fix"
+APPLY_FIX = "tritonlens.applyFix"  # the same, for clients without codeAction/resolve: applied by workspace/applyEdit
 
+
+def _recompile(checker, path: str, text: str, name: str, group: str):
+    from ..compiler.pool import urgent
+
+    with urgent():  # ahead of the save compiles of the file's other kernels
+        return checker.check_file(path, text, kernels={name}, group=group)
+
+
+class FixSearch:
+    """The re-compiles behind one diagnostic's quick fixes, one candidate after another, in the background.
+    `answer()` says what is known at any moment: the fixes proven so far and, while candidates are still being
+    re-compiled, each of those as an unverified placeholder that `codeAction/resolve` turns into the proven fix (or
+    declines) once its re-compile is done. Nothing is offered with an edit before its re-compile proved it."""
+
+    def __init__(self, ident: int, st: "DocState", kr: KernelReport, finding: Finding, diag: types.Diagnostic,
+                 text: str) -> None:
+        self.ident, self.st, self.kr, self.finding, self.diag, self.text = ident, st, kr, finding, diag, text
+        code = str(diag.code)
+        from_configs = fix_configs.candidates(kr, finding, text) if code in CONFIG_CODES else None
+        self.cands: list[Any] = list(from_configs if from_configs is not None else CANDIDATES[code](kr, finding, text))
+        self.limit = MAX_CONFIG_FIXES if from_configs is not None else MAX_FIXES_PER_DIAGNOSTIC
+        self.verdicts: dict[int, types.CodeAction | None] = {}
+        self.proven: list[types.CodeAction] = []
+        self.decided = asyncio.Event()  # set (and cleared) at each verdict
+        self.partial = False  # an answer went out while candidates were still re-compiling
+        self.task: asyncio.Task | None = None
+
+    def start(self, ls: "TritonLensServer") -> "FixSearch":
+        self.task = asyncio.ensure_future(self._run(ls))
+        return self
+
+    @property
+    def done(self) -> bool:
+        return self.task is not None and self.task.done()
+
+    def answer(self, resolvable: bool) -> list[types.CodeAction | types.Command]:
+        out = list(self.proven)
+        if self.done:
+            return out
+        # One placeholder per kind of edit (config fixes: the first of "num_stages 5 → 4, → 3, → 2" that works).
+        groups = {getattr(self.cands[i], "group", None) for i, a in self.verdicts.items() if a is not None}
+        undecided = []
+        for i in range(len(self.cands)):
+            group = getattr(self.cands[i], "group", None)
+            if i not in self.verdicts and (group is None or group not in groups):
+                undecided.append(i)
+                groups.add(group)
+        for i in undecided[:max(0, self.limit - len(out))]:
+            self.partial = True
+            title = f"{self.cands[i].label} — not verified yet (re-compiling)"
+            ref = {_FIX_DATA: [self.ident, i]}
+            if resolvable:
+                out.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[self.diag],
+                                            data=ref))
+            else:  # a bare Command, which every client can run (tritonlens.applyFix then sends the proven edit)
+                out.append(types.Command(title=title, command=APPLY_FIX, arguments=[ref]))
+        return out
+
+    async def verdict(self, i: int, timeout: float) -> types.CodeAction | None:
+        """The proven fix of candidate `i` once its re-compile is done; None when it did not help (or no verdict in
+        `timeout` seconds)."""
+        async def decided() -> None:
+            while i not in self.verdicts and not self.done:
+                self.decided.clear()
+                await self.decided.wait()
+        try:
+            await asyncio.wait_for(decided(), timeout)
+        except asyncio.TimeoutError:
+            return None
+        return self.verdicts.get(i)
+
+    def _decide(self, i: int, action: types.CodeAction | None) -> None:
+        self.verdicts[i] = action
+        if action is not None:
+            self.proven.append(action)
+        self.decided.set()
+
+    async def _run(self, ls: "TritonLensServer") -> None:
+        from .server import in_daemon_thread
+
+        st, kr, f = self.st, self.kr, self.finding
+        groups: set[str] = set()  # config edit groups already answered by a proven fix
+        try:
+            for i, cand in enumerate(self.cands):
+                group = getattr(cand, "group", None)
+                if len(self.proven) >= self.limit:
+                    break
+                if group in groups:
+                    self._decide(i, None)
+                    continue
+                if group is None:
+                    cand.edits, cand.new_text, cand.shift = apply_hint(self.text, kr.kernel, cand.values)
+                else:
+                    cand.edits, cand.new_text, cand.shift = cand.apply(self.text)
+                report = await in_daemon_thread(_recompile, ls.checker, st.path, cand.new_text, kr.name,
+                                                f"{st.uri}#fix")
+                new = next((k for k in report.kernels if k.name == kr.name and k.kernel.branch == kr.kernel.branch),
+                           None)
+                if new is None:
+                    said = None
+                elif group is None:
+                    said = outcome(kr, new, f, cand, ls.settings)
+                else:
+                    said = fix_configs.outcome(kr, new, f, cand)
+                if said is None:
+                    self._decide(i, None)
+                    continue
+                if group is not None:
+                    groups.add(group)
+                self._decide(i, types.CodeAction(
+                    title=f"{cand.label} — {said}", kind=types.CodeActionKind.QuickFix, diagnostics=[self.diag],
+                    is_preferred=not self.proven, edit=types.WorkspaceEdit(changes={st.uri: cand.edits})))
+        except Exception as exc:  # noqa: BLE001 — no fix is better than a dead server
+            ls.log(f"quick fixes for {self.diag.code} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
+        finally:
+            for i in range(len(self.cands)):
+                self.verdicts.setdefault(i, None)
+            self.decided.set()
+        if self.partial and st.group is None and st.seen_text == self.text:
+            ls.scheduler.publish(st, st.version)  # the same diagnostics again: clients ask for code actions anew
+
+
+# ---------------------------------------------------------------- the handlers
+def _target_of(kr: KernelReport, diag: types.Diagnostic) -> Finding | None:
     data = diag.data if isinstance(diag.data, dict) else {}
-    code = str(diag.code or "")
-    kr = st.kernel_named(data.get("kernel") or "", data.get("line"))
-    make = CANDIDATES.get(code)
-    if kr is None or make is None:
-        return []
-    f = _target(kr, data, code)
-    if f is None:
-        return []
-    doc = ls.workspace.get_text_document(st.uri)
-    text = doc.source
-    if text != st.text:  # the buffer moved on since the compile: line numbers no longer hold
-        return []
-    from_configs = fix_configs.candidates(kr, f, text) if code in CONFIG_CODES else None
-    cands: Iterator[Any] = from_configs if from_configs is not None else make(kr, f, text)
-    limit = MAX_CONFIG_FIXES if from_configs is not None else MAX_FIXES_PER_DIAGNOSTIC
-    out: list[types.CodeAction] = []
-    done: set[str] = set()  # config edit groups already answered by an offered fix
-    for cand in cands:
-        group = getattr(cand, "group", None)
-        if group in done:
-            continue
-        if group is None:
-            cand.edits, cand.new_text, cand.shift = apply_hint(text, kr.kernel, cand.values)
-        else:
-            cand.edits, cand.new_text, cand.shift = cand.apply(text)
-        report = await in_daemon_thread(ls.checker.check_file, st.path, cand.new_text, kernels={kr.name},
-                                         group=f"{st.uri}#fix")
-        new = next((k for k in report.kernels if k.name == kr.name and k.kernel.branch == kr.kernel.branch), None)
-        if new is None:
-            said = None
-        elif group is None:
-            said = outcome(kr, new, f, cand, ls.settings)
-        else:
-            said = fix_configs.outcome(kr, new, f, cand)
-        if said is None:
-            continue
-        if group is not None:
-            done.add(group)
-        out.append(types.CodeAction(
-            title=f"{cand.label} — {said}", kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
-            is_preferred=not out, edit=types.WorkspaceEdit(changes={st.uri: cand.edits})))
-        if len(out) >= limit:
-            break
-    return out
+    return _target(kr, data, str(diag.code or ""))
+
+
+async def _current_report(st: "DocState", diag: types.Diagnostic, text: str, deadline: float) -> KernelReport | None:
+    """The report of the diagnostic's kernel that holds for `text`, waiting (until `deadline`) while the compile
+    that will make it is in flight."""
+    data = diag.data if isinstance(diag.data, dict) else {}
+    loop = asyncio.get_running_loop()
+    while True:
+        kr = st.current(data.get("kernel") or "", data.get("line"), text)
+        in_flight = st.debounce is not None or (st.task is not None and not st.task.done())
+        if kr is not None or not in_flight or loop.time() >= deadline:
+            return kr
+        await asyncio.sleep(0.05)
+
+
+def _resolvable(ls: "TritonLensServer") -> bool:
+    """Whether the client fills a code action's edit with codeAction/resolve (VS Code, Neovim ≥ 0.6 do)."""
+    caps = ls.client_capabilities
+    action = caps and caps.text_document and caps.text_document.code_action
+    support = action and action.resolve_support
+    return bool(support and "edit" in (support.properties or []) and action.data_support)
+
+
+class Fixes:
+    """The fix searches of open documents, by (uri, text, diagnostic), and the handlers that answer from them."""
+
+    def __init__(self) -> None:
+        self.searches: dict[tuple, FixSearch] = {}
+        self.by_ident: dict[int, FixSearch] = {}
+        self._ids = itertools.count(1)
+
+    def _drop_stale(self, ls: "TritonLensServer", uri: str, text: str) -> None:
+        """The buffer moved on: its old searches' line numbers no longer hold, and their re-compiles are waste."""
+        stale = [k for k, s in self.searches.items() if k[0] == uri and s.text != text]
+        for key in stale:
+            search = self.searches.pop(key)
+            self.by_ident.pop(search.ident, None)
+            if search.task is not None:
+                search.task.cancel()
+        if stale and ls._checker is not None:
+            service = ls.checker.service
+            ls.scheduler.run_in_thread(lambda: service.cancel(f"{uri}#fix"))
+
+    def search(self, ls: "TritonLensServer", st: "DocState", kr: KernelReport, diag: types.Diagnostic,
+               text: str) -> FixSearch | None:
+        f = _target_of(kr, diag)
+        if f is None:
+            return None
+        key = (st.uri, text, diag.code, diag.range.start.line, diag.range.start.character)
+        search = self.searches.get(key)
+        if search is None or search.kr is not kr:  # new, or the kernel was compiled again (settings, captures)
+            search = FixSearch(next(self._ids), st, kr, f, diag, text).start(ls)
+            self.searches[key] = search
+            self.by_ident[search.ident] = search
+            while len(self.searches) > 256:
+                old = self.searches.pop(next(iter(self.searches)))
+                self.by_ident.pop(old.ident, None)
+        return search
+
+    async def code_action(self, ls: "TritonLensServer", params: types.CodeActionParams) -> list[Any]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FIX_WAIT_S
+        uri = params.text_document.uri
+        st = ls.scheduler.state(uri)
+        diags = [d for d in params.context.diagnostics if d.source == SOURCE and str(d.code or "") in CANDIDATES]
+        if st is None or not diags:
+            return []
+        text = ls.workspace.get_text_document(uri).source
+        self._drop_stale(ls, uri, text)
+        searches = []
+        for diag in diags:
+            kr = await _current_report(st, diag, text, deadline)
+            search = self.search(ls, st, kr, diag, text) if kr is not None else None
+            if search is not None:
+                searches.append(search)
+        running = [s.task for s in searches if not s.done]
+        if running:
+            await asyncio.wait(running, timeout=max(0.0, deadline - loop.time()))
+        resolvable = _resolvable(ls)
+        return [a for s in searches for a in s.answer(resolvable)]
+
+    async def _proven(self, ls: "TritonLensServer", ref: Any) -> types.CodeAction | None:
+        """The proven fix behind a placeholder's reference, once its re-compile is done and if the buffer is still
+        the text it was made for; otherwise a message says why nothing changes."""
+        search = self.by_ident.get(ref[0]) if isinstance(ref, list) and len(ref) == 2 else None
+        if search is None or not isinstance(ref[1], int) or not 0 <= ref[1] < len(search.cands):
+            return None
+        proven = await search.verdict(ref[1], RESOLVE_WAIT_S)
+        if proven is not None and ls.workspace.get_text_document(search.st.uri).source == search.text:
+            return proven
+        why = (f"the re-compile did not remove {search.diag.code}" if proven is None
+               else "the file changed while it re-compiled")
+        ls.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Info, message=f"tritonlens: {search.cands[ref[1]].label} — {why}; nothing changed"))
+        return None
+
+    async def resolve(self, ls: "TritonLensServer", action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        if _FIX_DATA not in data:
+            return action
+        return await self._proven(ls, data[_FIX_DATA]) or action
+
+    async def apply(self, ls: "TritonLensServer", args: Any) -> bool:
+        ref = next((a[_FIX_DATA] for a in args if isinstance(a, dict) and _FIX_DATA in a), None)
+        proven = await self._proven(ls, ref)
+        if proven is None or proven.edit is None:
+            return False
+        result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=proven.edit,
+                                                                                    label=proven.title))
+        return bool(result and result.applied)
 
 
 def register(server: "TritonLensServer") -> None:
-    cache: dict[tuple, list[types.CodeAction]] = {}
+    fixes = Fixes()
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
-    async def code_action(ls: "TritonLensServer", params: types.CodeActionParams) -> list[types.CodeAction]:
-        st = ls.scheduler.state(params.text_document.uri)
-        if st is None:
-            return []
-        out: list[types.CodeAction] = []
-        for diag in params.context.diagnostics:
-            if diag.source != SOURCE or str(diag.code or "") not in CANDIDATES:
-                continue
-            key = (st.uri, st.text, diag.code, diag.range.start.line, diag.range.start.character)
-            if key not in cache:
-                try:
-                    cache[key] = await fixes_for(ls, st, diag)
-                except Exception as exc:  # noqa: BLE001 — no fix is better than a dead server
-                    ls.log(f"quick fixes for {diag.code} failed: {type(exc).__name__}: {exc}",
-                           types.MessageType.Error)
-                    cache[key] = []
-                if len(cache) > 256:
-                    cache.pop(next(iter(cache)))
-            out.extend(cache[key])
-        return out
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True))
+    async def code_action(ls: "TritonLensServer", params: types.CodeActionParams) -> list[Any]:
+        return await fixes.code_action(ls, params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(ls: "TritonLensServer", params: types.CodeAction) -> types.CodeAction:
+        return await fixes.resolve(ls, params)
+
+    @server.command(APPLY_FIX)
+    async def apply_fix(ls, *args: Any) -> bool:  # no type-checking-only hints: see lifecycle
+        return await fixes.apply(ls, [a for arg in args for a in (arg if isinstance(arg, list) else [arg])])

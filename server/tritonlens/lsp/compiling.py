@@ -44,7 +44,9 @@ class DocState:
     infos: dict[str, KernelInfo] = field(default_factory=dict)  # name -> as discovered in the compiled text
     keys: dict[str, tuple] = field(default_factory=dict)  # name -> kernel_key of the report we hold
     file_findings: list[Finding] = field(default_factory=list)
-    text: str = ""  # the text the reports were made from
+    text: str = ""  # the text the reports were made from (set when every kernel of it is done)
+    seen_text: str | None = None  # the text of the latest compile, as soon as its kernels are discovered
+    seen_infos: dict[str, KernelInfo] = field(default_factory=dict)  # its kernels, by key
     group: str | None = None  # job group of the compile in flight
     debounce: asyncio.TimerHandle | None = None
     task: asyncio.Task | None = None
@@ -67,6 +69,13 @@ class DocState:
                 if kr.kernel.decorator_line <= line <= kr.kernel.end_line:
                     return kr
         return same[0] if same else None
+
+    def current(self, name: str, line: int | None, text: str) -> KernelReport | None:
+        """The report for kernel `name` if it holds for `text` (the buffer): made from it, or from an earlier text
+        in which the kernel had the same source at the same place. None while its compile is still to come."""
+        kr = self.kernel_named(name, line) if text == self.seen_text else None
+        info = self.seen_infos.get(kr.kernel.key) if kr is not None else None
+        return kr if info is not None and kernel_key(info) == kernel_key(kr.kernel) else None
 
     def kernel_at(self, line: int) -> KernelReport | None:
         """The kernel whose decorators, hint lines or body hold 1-based `line`."""
@@ -192,6 +201,7 @@ class CompileScheduler:
         if gen != st.generation:
             return
         infos = {k.key: k for k in found.kernels}
+        st.seen_text, st.seen_infos = text, infos
         changed = {n for n, k in infos.items() if st.keys.get(n) != kernel_key(k)}
         to_compile = [n for n in changed if not is_device_helper(infos[n], found.kernels, text)]
         checker = server.checker
