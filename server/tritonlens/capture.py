@@ -258,7 +258,8 @@ class CaptureWriter:
         view = memoryview(data)
         while view:  # O_APPEND: every chunk lands at the end, and the lock keeps other writers out meanwhile
             view = view[os.write(f.fileno(), view):]
-        self._scanned = size + len(data)
+        if self._scanned == size:  # nothing unread before our lines: no need to read them back
+            self._scanned = size + len(data)
 
 
 # ---------------------------------------------------------------- the hook (runs inside the user's program)

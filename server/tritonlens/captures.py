@@ -115,9 +115,10 @@ def bounded_lines(f: Any, limit: int = MAX_LINE) -> Iterator[str]:
         line = f.readline(limit + 1)
         if not line:
             return
-        if len(line) > limit and not line.endswith("\n"):
+        newline = "\n" if isinstance(line, str) else b"\n"  # text or binary files alike
+        if len(line) > limit and not line.endswith(newline):
             rest = line
-            while rest and not rest.endswith("\n"):
+            while rest and not rest.endswith(newline):
                 rest = f.readline(limit)
         yield line
 
@@ -138,11 +139,12 @@ def fold_captures(caps: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if first is None:
             first = out[ident] = dict(cap)
             first.pop("record", None)
+            first.pop("launches", None)
             first["autotune_keys"] = []
             first["autotune"] = None
-        if summary:
-            counted[ident] = counted.get(ident, 0) + int(cap.get("launches") or 0)
-        elif "launch" not in first and "launch" in cap:
+        if isinstance(cap.get("launches"), int):  # count lines, or captures folded already (folding is idempotent)
+            counted[ident] = counted.get(ident, 0) + cap["launches"]
+        if not summary and "launch" not in first and "launch" in cap:
             first["launch"] = cap["launch"]
         role = cap.get("autotune")
         if role == "chosen" or (role == "trial" and first["autotune"] is None):

@@ -1,0 +1,292 @@
+"""`tritonlens capture --no-gpu`: launches recorded on this CPU machine, with Triton's own specialization for cuda:90,
+compared with what an H200 recorded for the same calls; the autotuner's trials; what needs a GPU is said; the
+capture file under 16 concurrent writers and hostile content. Nothing is mocked: the programs run with torch CPU
+tensors and the real Triton, whose launch path --no-gpu replaces.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tritonlens import capture
+from tritonlens.captures import MAX_LINE, fold_captures, load_captures
+from tritonlens.pipeline import Checker
+from tritonlens.settings import Settings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+EXAMPLES = os.path.join(ROOT, "examples")
+CORPUS = os.environ.get("TRITONLENS_CORPUS") or os.path.join(ROOT, "..", "shared", "corpus")
+LIGER = os.path.join(CORPUS, "liger-kernel")
+
+torch = pytest.importorskip("torch", reason="the drivers make torch CPU tensors (pip install torch)")
+
+
+def _capture(tmp_path, program: str, *flags: str, cwd=None, env=None) -> subprocess.CompletedProcess:
+    prog = tmp_path / "driver.py"
+    prog.write_text(program)
+    return subprocess.run([sys.executable, "-m", "tritonlens.capture", "--no-gpu", *flags, "--workspace",
+                           str(cwd or ROOT), "--output", str(tmp_path / "c.jsonl"), "--", sys.executable, str(prog)],
+                          capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
+
+
+def _records(tmp_path, record="compile"):
+    lines = [json.loads(ln) for ln in (tmp_path / "c.jsonl").read_text().splitlines() if ln.strip()]
+    return [c for c in lines if c.get("record", "compile") == record]
+
+
+VECTOR_ADD = f'''
+import sys, torch
+sys.path.insert(0, {EXAMPLES!r})
+import vector_add
+x, y = torch.rand(98432), torch.rand(98432)
+for _ in range(3):
+    out = vector_add.add(x, y)
+vector_add.add(torch.rand(1000)[1:], torch.rand(999))  # an unaligned pointer and n % 16 != 0: another compile
+print("outputs untouched:", bool((out == 0).all() or True))
+'''
+
+
+def test_no_gpu_capture_records_launches_without_running_them(tmp_path):
+    proc = _capture(tmp_path, VECTOR_ADD)
+    assert proc.returncode == 0, proc.stderr
+    assert "specialized for cuda:90 without a GPU; the kernels were not run" in proc.stderr
+    aligned, unaligned = _records(tmp_path)
+    assert aligned["version"] == 2 and aligned["no_gpu"] is True and aligned["target"] == "cuda:90"
+    assert aligned["path"] == "examples/vector_add.py" and aligned["constants"] == {"BLOCK_SIZE": 1024}
+    assert aligned["attrs"] == {"x_ptr": {"divisibility": 16}, "y_ptr": {"divisibility": 16},
+                                "out_ptr": {"divisibility": 16}, "n_elements": {"divisibility": 16}}
+    assert aligned["options"]["num_warps"] == 4 and aligned["launch"]["grid"] == [97]
+    assert "x_ptr" not in unaligned["attrs"] and "n_elements" not in unaligned["attrs"]  # as Triton specializes them
+    counts = {json.dumps(s["attrs"], sort_keys=True): s["launches"] for s in _records(tmp_path, "summary")}
+    assert sorted(counts.values()) == [1, 3]
+    caps, problems = load_captures(ROOT, os.path.join(EXAMPLES, "vector_add.py"), str(tmp_path / "c.jsonl"))
+    assert not problems
+    assert sorted(c["launches"] for c in caps) == [1, 3]  # folded: one capture per compile
+    assert fold_captures(caps) == caps  # folding again changes nothing
+
+
+def test_check_compiles_the_spec_a_no_gpu_capture_recorded(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".tritonlens").mkdir(parents=True)
+    shutil.copy(os.path.join(EXAMPLES, "vector_add.py"), ws / "vector_add.py")
+    program = VECTOR_ADD.replace(repr(EXAMPLES), repr(str(ws))).replace("\nvector_add.add(torch.rand(1000)", "\n#")
+    proc = _capture(tmp_path, program, cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    shutil.copy(tmp_path / "c.jsonl", ws / ".tritonlens" / "captures.jsonl")
+    with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
+        report = checker.check_file(str(ws / "vector_add.py"))
+    (kr,) = report.kernels
+    (cs,) = kr.compiled
+    assert cs.spec.label == "capture 1" and cs.artifacts.ok
+    assert cs.spec.describe() == "cuda:90, num_warps=4, num_stages=3, BLOCK_SIZE=1024, n_elements=i32%16"
+
+
+AUTOTUNED = '''
+import torch, triton, triton.language as tl
+
+def prune(configs, nargs, **kw):  # Triton calls this with the launch's arguments
+    return [c for c in configs if c.kwargs["BLOCK"] <= nargs["n"]]
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=w) for b, w in ((64, 1), (128, 2), (4096, 8))],
+                 key=["n"], prune_configs_by={"early_config_prune": prune})
+@triton.heuristics({"EVEN": lambda a: a["n"] % a["BLOCK"] == 0})
+@triton.jit
+def scale(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=4)], key=["n"])
+@triton.jit
+def one_config(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+x = torch.zeros(1000)
+for _ in range(2):
+    scale[lambda m: (triton.cdiv(1000, m["BLOCK"]),)](x, 1000)
+    one_config[lambda m: (triton.cdiv(1000, m["BLOCK"]),)](x, 1000)
+'''
+
+
+def test_autotuned_launches_record_every_pruned_config_as_a_trial(tmp_path):
+    proc = _capture(tmp_path, AUTOTUNED)
+    assert proc.returncode == 0, proc.stderr
+    recs = _records(tmp_path)
+    trials = [r for r in recs if r["kernel"] == "scale"]
+    # BLOCK=4096 is pruned by early_config_prune as Triton prunes it; the heuristic EVEN is applied per config
+    assert sorted((r["constants"]["BLOCK"], r["constants"]["EVEN"], r["options"]["num_warps"]) for r in trials) == [
+        (64, False, 1), (128, False, 2)]
+    assert all(r["autotune"] == "trial" for r in trials)
+    (single,) = [r for r in recs if r["kernel"] == "one_config"]
+    assert single["autotune"] == "chosen"  # the only config: no GPU is needed to know the choice
+    caps, _ = load_captures(ROOT, None, str(tmp_path / "c.jsonl"))
+    folded = {(c["kernel"], c["constants"]["BLOCK"]): c for c in caps}
+    assert folded[("one_config", 256)]["launches"] == 2 and folded[("one_config", 256)]["autotune"] == "chosen"
+    # which of the two trials the H200 would pick is not known here: neither is chosen, neither counted
+    assert [folded[("scale", b)]["autotune"] for b in (64, 128)] == ["trial", "trial"]
+    assert [folded[("scale", b)]["launches"] for b in (64, 128)] == [0, 0]
+
+
+def test_a_program_that_needs_torch_cuda_stops_naming_the_call(tmp_path):
+    program = VECTOR_ADD + "\nw = torch.ones(4, device='cuda')  # the GPU-only line\nprint('not reached')\n"
+    proc = _capture(tmp_path, program)
+    assert proc.returncode == 1 and "not reached" not in proc.stdout
+    line = program.splitlines().index("w = torch.ones(4, device='cuda')  # the GPU-only line") + 1
+    assert f"{tmp_path / 'driver.py'}:{line}: w = torch.ones(4, device='cuda')" in proc.stderr
+    assert "DEVICE = \"cuda\" if torch.cuda.is_available() else \"cpu\"" in proc.stderr
+    assert len(_records(tmp_path)) == 2  # what was recorded before it is kept
+
+
+def test_interpret_runs_the_kernels_and_records_them(tmp_path):
+    program = VECTOR_ADD.replace('print("outputs untouched:", bool((out == 0).all() or True))',
+                                 'print("max error", float((out - (x + y)).abs().max()))')
+    proc = _capture(tmp_path, program, "--interpret")
+    assert proc.returncode == 0, proc.stderr
+    assert "max error 0.0" in proc.stdout and "ran in Triton's interpreter" in proc.stderr
+    assert [r["attrs"].get("n_elements") for r in _records(tmp_path)] == [{"divisibility": 16}, None]
+
+
+def test_interpret_says_when_the_interpreter_fails(tmp_path):
+    program = ("import torch, triton, triton.language as tl\n@triton.jit\ndef k(x_ptr):\n"
+               "    tl.store(x_ptr + tl.arange(0, 4), tl.inline_asm_elementwise('mov.b32 $0, $1;', '=r,r', "
+               "[tl.load(x_ptr + tl.arange(0, 4))], dtype=tl.int32, is_pure=True, pack=1))\n"
+               "k[(1,)](torch.zeros(4, dtype=torch.int32))\n")
+    proc = _capture(tmp_path, program, "--interpret")
+    assert proc.returncode != 0
+    assert "failed under Triton's interpreter" in proc.stderr and "recorded before the failure are kept" in proc.stderr
+    assert len(_records(tmp_path)) == 1
+
+
+def test_target_and_interpret_need_no_gpu(capsys):
+    assert capture.main(["--target", "cuda:80", "--", "true"]) == 2
+    assert capture.main(["--no-gpu", "--target", "cuda:x", "--", "true"]) == 2
+    assert "bad CUDA target" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the real corpus: Liger-Kernel, H200 captures
+def test_no_gpu_capture_of_liger_equals_the_h200_capture(tmp_path):
+    if not os.path.isdir(os.path.join(LIGER, "src", "liger_kernel")):
+        pytest.skip(f"the real-code corpus is not beside this checkout ({os.path.normpath(LIGER)}; "
+                    f"set TRITONLENS_CORPUS)")
+    src = tmp_path / "liger" / "src"
+    shutil.copytree(os.path.join(LIGER, "src"), src)  # the corpus may be read-only
+    env = dict(os.environ, PYTHONPATH=str(src))
+    program = open(os.path.join(HERE, "data", "liger_cpu_driver.py")).read()
+    proc = _capture(tmp_path, program, cwd=src, env=env)
+    assert proc.returncode == 0, proc.stderr
+
+    def geometry(c):  # which call it was: kernel, tensor shapes/dtypes, the mode constexprs
+        tensors = {k: (v["tensor"]["shape"], v["tensor"]["dtype"]) for k, v in c["launch"]["args"].items()
+                   if "tensor" in v}
+        return c["kernel"], json.dumps(tensors, sort_keys=True), json.dumps(
+            [c["constants"].get(k) for k in ("casting_mode", "elementwise_affine")])
+
+    def spec(c):
+        return json.dumps([c["signature"], c["constants"], c["attrs"], c["options"]["num_warps"],
+                           c["options"]["num_stages"]], sort_keys=True)
+
+    h200: dict = {}
+    with open(src / ".tritonlens" / "captures.jsonl") as f:
+        for line in f:
+            cap = json.loads(line)
+            h200.setdefault(geometry(cap), []).append(spec(cap))
+    equal, differ = [], []
+    for rec in _records(tmp_path):
+        assert rec["no_gpu"] and rec["target"] == "cuda:90"
+        if geometry(rec) in h200:
+            (equal if spec(rec) in h200[geometry(rec)] else differ).append(rec)
+    kernels = {r["kernel"] for r in equal}
+    assert kernels == {"_rms_norm_forward_kernel", "_rms_norm_backward_kernel", "_swiglu_forward_kernel",
+                       "_swiglu_backward_kernel"}
+    assert len(equal) == 27 and len(differ) == 7, (len(equal), len(differ))
+    # Every difference is Liger's own host code asking the device: the RMSNorm backward splits rows over
+    # torch.cuda's SM count (132 on the H200) and over 1 on a CPU tensor, so rows_per_program differs (2 vs 256,
+    # 1 vs 63): a value a CPU run cannot know, said here rather than hidden.
+    for rec in differ:
+        assert rec["kernel"] == "_rms_norm_backward_kernel"
+        n_rows = rec["launch"]["args"]["n_rows"]["value"]
+        assert rec["launch"]["args"]["rows_per_program"]["value"] == n_rows
+        on_h200 = json.loads(json.dumps(rec))  # the record with the H200's value, -(-n_rows // 132)
+        on_h200["attrs"].pop("rows_per_program", None)
+        if -(-n_rows // 132) == 1:
+            on_h200["signature"]["rows_per_program"] = "constexpr"
+            on_h200["constants"]["rows_per_program"] = 1
+        assert spec(on_h200) in h200[geometry(rec)], rec
+
+
+# ---------------------------------------------------------------- the file: concurrent writers, hostile content
+WRITER = '''
+import sys
+from tritonlens.capture import CaptureWriter
+w = CaptureWriter(sys.argv[1])
+me = int(sys.argv[2])
+for i in range(40):
+    rec = {"version": 2, "path": "k.py", "kernel": "k", "signature": {"x": "*fp32", "n": "i32"},
+           "constants": {"BLOCK": 1000 * me + i}, "attrs": {}, "options": {"num_warps": 4}, "target": "cuda:90",
+           "launch": {"grid": [1], "args": {"pad": {"value": "x" * (9000 if i % 7 == 0 else 10)}}}}
+    w.append(rec)
+    w.append(dict(rec, constants={"BLOCK": i}))  # the same compile in every process: written once in all
+    w.append_records([dict(rec, record="summary", launches=1)])
+'''
+
+
+def test_sixteen_processes_append_without_losing_or_splitting_a_line(tmp_path):
+    file = tmp_path / "c.jsonl"
+    file.write_text('{"version": 2, "path": "half')  # a half line left by a killed process
+    prog = tmp_path / "writer.py"
+    prog.write_text(WRITER)
+    procs = [subprocess.Popen([sys.executable, str(prog), str(file), str(n)]) for n in range(1, 17)]
+    assert all(p.wait(timeout=300) == 0 for p in procs)
+    lines = file.read_text().splitlines()
+    assert lines[0] == '{"version": 2, "path": "half'  # spoils only itself
+    recs = [json.loads(ln) for ln in lines[1:]]  # every other line is whole JSON (9 KB lines included)
+    compiles = [r for r in recs if r.get("record") != "summary"]
+    summaries = [r for r in recs if r.get("record") == "summary"]
+    assert len(summaries) == 16 * 40
+    assert sorted(r["constants"]["BLOCK"] for r in compiles) == sorted(
+        [1000 * me + i for me in range(1, 17) for i in range(40)] + list(range(40)))
+    caps, problems = load_captures(str(tmp_path), None, str(file))
+    assert len(problems) == 1 and ":1: not JSON" in problems[0]
+    counted = {c["constants"]["BLOCK"]: c["launches"] for c in caps}
+    assert sum(counted[1000 * me + i] for me in range(1, 17) for i in range(40)) == 16 * 40  # summed counts
+    assert [counted[i] for i in range(40)] == [1] * 40  # no count line: a line with a launch counts once
+
+
+def test_hostile_capture_file_is_read_as_bounded_data_and_reported_per_line(tmp_path):
+    good = {"version": 2, "path": "k.py", "kernel": "k", "signature": {"x": "*fp32"}, "constants": {},
+            "attrs": {}, "options": {"num_warps": 4}, "future_field": {"anything": [1, 2]}}
+    bad = [
+        "[" * 100000 + "]" * 100000,  # nesting deeper than the parser goes
+        '{"version": 2, "launches": ' + "9" * 5000 + "}",  # an integer with more digits than Python parses
+        json.dumps(dict(good, launches=10 ** 30)),  # a count no run makes
+        json.dumps(dict(good, constants={"B": 10 ** 40})),
+        json.dumps(dict(good, attrs={"x": {"divisibility": 1e308}})),
+        json.dumps(dict(good, options={"num_warps": [4]})),
+        json.dumps(dict(good, autotune="best")),
+        json.dumps(dict(good, record="commands")),
+        json.dumps(dict(good, no_gpu="yes")),
+        json.dumps(dict(good, launch={"grid": "all"})),
+        json.dumps(dict(good, constants={"deep": [[[[[[[1]]]]]]]})),
+        json.dumps(dict(good, kernel="k" * 10000)),
+        json.dumps(dict(good, pad="x" * (3 * MAX_LINE))),  # a 3 MB line: cut at the bound, never held whole
+        json.dumps(dict(good, version=True)),
+    ]
+    f = tmp_path / ".tritonlens" / "captures.jsonl"
+    f.parent.mkdir()
+    f.write_text("\n".join([json.dumps(good)] + bad + [json.dumps(dict(good, version=1, options={}))]) + "\n")
+    caps, problems = load_captures(str(tmp_path), str(tmp_path / "k.py"))
+    assert [c["_line"] for c in caps] == [1, len(bad) + 2]  # the good lines, unknown fields ignored
+    assert len(problems) == len(bad)
+    assert all(f":{n}: " in p for n, p in zip(range(2, len(bad) + 2), problems))
+    assert "longer than" in problems[-2]
+    # the writer reads the same file (to dedupe) without choking on it, and appends after it
+    w = capture.CaptureWriter(str(f))
+    assert not w.append(dict(good, version=2, future_field=None))  # already there
+    assert w.append(dict(good, options={"num_warps": 8}))
+    assert json.loads(f.read_text().splitlines()[-1])["options"] == {"num_warps": 8}
