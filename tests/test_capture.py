@@ -211,3 +211,44 @@ def test_stale_capture_is_reported_once_and_skipped(workspace):
     assert src003[0].line == 9 and "added n_elements" in src003[0].message and "removed n" in src003[0].message
     (kr,) = report.kernels
     assert {cs.spec.label for cs in kr.compiled} == {"hint line 7"}  # the capture is skipped; the hint is used
+
+
+AUTOTUNED = FAKE_DRIVER + '''
+# The fake driver's benchmarker: the GPU would measure; here config BLOCK=128 is "fastest".
+def bench(kernel_call, quantiles):
+    kernel_call()
+    return [1.0 if CURRENT["BLOCK"] == 128 else 2.0] * 3
+FakeDriver.get_benchmarker = lambda self: bench
+CURRENT = {}
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=4, pre_hook=lambda nargs, b=b: CURRENT.update(BLOCK=b))
+                          for b in (64, 128)], key=["n"])
+@triton.jit
+def scale(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+x = FakeTensor((4096,))
+for n in (1000, 1000, 1000, 4096):
+    scale[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, n)
+'''
+
+
+def test_gpu_capture_marks_the_autotuner_choice_and_counts_launches(tmp_path):
+    # The GPU path (jit_post_compile_hook + wrapped Autotuner) under the fake driver: compiles are real.
+    prog = tmp_path / "prog.py"
+    prog.write_text(AUTOTUNED)
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", str(tmp_path), "--output",
+                           str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    compiles = _lines(tmp_path)
+    assert all(c["autotune"] == "trial" and "no_gpu" not in c for c in compiles)  # compiled while benchmarking
+    caps, problems = load_captures(str(tmp_path), None, str(tmp_path / "captures.jsonl"))
+    assert not problems
+    got = {(c["constants"]["BLOCK"], json.dumps(c["attrs"].get("n"))): (c["autotune"], c["launches"]) for c in caps}
+    # n=1000 (not %16) and n=4096 (%16) are two autotune keys and two specializations per config
+    assert got == {(64, "null"): ("trial", 0), (128, "null"): ("chosen", 3),
+                   (64, '{"divisibility": 16}'): ("trial", 0), (128, '{"divisibility": 16}'): ("chosen", 1)}
+    chosen = [c for c in caps if c["autotune"] == "chosen"]
+    assert sorted(k for c in chosen for k in c["autotune_keys"]) == [[1000, "fp32"], [4096, "fp32"]]
