@@ -140,6 +140,9 @@ class Spec:
     missing: list[str] = field(default_factory=list)  # constexprs with no value: the spec cannot compile
     launches: int = 0  # captured: how many launches used this spec (0 when not counted)
     autotune: str | None = None  # captured: "chosen" (the autotuner's pick for a key) or "trial"; None otherwise
+    # captured: the launches recorded with this compile ({"grid": [...], "args": {name: {"value": v} | {"tensor":
+    # {...}}}}, cleaned by `clean_launch`) — what LAUNCH001/LAUNCH002 read. Not part of key(): a launch is no compile.
+    launch_records: list[dict[str, Any]] = field(default_factory=list)
 
     def key(self) -> str:
         blob = json.dumps(
@@ -181,6 +184,51 @@ class Spec:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Spec":
         return cls(**data)
+
+
+MAX_LAUNCH_RECORDS = 64  # launches kept per spec: enough for a worst case, bounded for the cache and the workers
+_MAX_LAUNCH_ARGS = 1024
+_MAX_LAUNCH_INT = 1 << 62
+
+
+def _launch_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and -_MAX_LAUNCH_INT < v < _MAX_LAUNCH_INT
+
+
+def clean_launch(raw: Any) -> dict[str, Any] | None:
+    """A captured `launch` object reduced to what the launch rules read, every field checked (capture files are
+    untrusted): a grid of at most 3 non-negative ints, and per argument a scalar `value` (int, float, bool) or a
+    `tensor` with a shape and stride of at most 8 ints, a short dtype name and `align16`. Wrong types are dropped
+    field by field; None when no grid is left."""
+    if not isinstance(raw, dict):
+        return None
+    grid = raw.get("grid")
+    if not (isinstance(grid, list) and 1 <= len(grid) <= 3 and all(_launch_int(g) and g >= 0 for g in grid)):
+        return None
+    args: dict[str, Any] = {}
+    raw_args = raw.get("args")
+    for name, arg in (raw_args.items() if isinstance(raw_args, dict) else ()):
+        if len(args) >= _MAX_LAUNCH_ARGS or not isinstance(name, str) or len(name) > 256 or not isinstance(arg, dict):
+            continue
+        value = arg.get("value")
+        if _launch_int(value) or isinstance(value, bool) or (isinstance(value, float) and value == value
+                                                              and abs(value) != float("inf")):
+            args[name] = {"value": value}
+            continue
+        t = arg.get("tensor")
+        if isinstance(t, dict):
+            shape, stride = t.get("shape"), t.get("stride")
+            tensor: dict[str, Any] = {}
+            for key, dims in (("shape", shape), ("stride", stride)):
+                if isinstance(dims, list) and len(dims) <= 8 and all(_launch_int(d) for d in dims):
+                    tensor[key] = list(dims)
+            if isinstance(t.get("dtype"), str) and len(t["dtype"]) <= 64:
+                tensor["dtype"] = t["dtype"]
+            if isinstance(t.get("align16"), bool):
+                tensor["align16"] = t["align16"]
+            if tensor:
+                args[name] = {"tensor": tensor}
+    return {"grid": list(grid), "args": args}
 
 
 # ---------------------------------------------------------------- compile output

@@ -12,6 +12,7 @@ _CAMEL = {
     "compileTimeout": "compile_timeout", "maxWorkers": "max_workers", "moduleExecution": "module_execution",
     "stormThreshold": "storm_threshold", "rules": "rules", "interpreter": "interpreter",
     "allCaptures": "all_captures", "maxCapturedSpecs": "max_captured_specs",
+    "maskedLaneThreshold": "masked_lane_threshold", "gridFillThreshold": "grid_fill_threshold", "smCount": "sm_count",
 }
 
 
@@ -53,6 +54,13 @@ class Settings:
     # all_captures.
     all_captures: bool = False
     max_captured_specs: int = 12
+    # LAUNCH001: report a mask that turns off at least this share of a block's lanes in a captured launch.
+    masked_lane_threshold: float = 0.25
+    # LAUNCH002: report a captured grid that keeps busy less than this share of the SMs (fewer programs than SMs),
+    # or of the program slots over its waves (a last wave mostly empty).
+    grid_fill_threshold: float = 0.75
+    # LAUNCH002: SMs (CUs) of the GPU the launches run on; 0 = the local GPU when it is the target, else a table.
+    sm_count: int = 0
     problems: list[str] = field(default_factory=list, compare=False)
 
     @classmethod
@@ -114,6 +122,18 @@ def _positive(kind):
     return check
 
 
+def _fraction(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+        raise ValueError(f"expected a fraction in (0, 1], got {v!r}")
+    return float(v)
+
+
+def _count(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 1 << 20:
+        raise ValueError(f"expected a non-negative integer, got {v!r}")
+    return v
+
+
 def _flag(v: Any) -> bool:
     if not isinstance(v, bool):
         raise TypeError(f"expected true or false, got {v!r}")
@@ -144,4 +164,5 @@ _VALIDATORS = {
     "compile_timeout": _positive(float), "max_workers": _positive(int),
     "module_execution": _choice("definitions", "full"), "storm_threshold": _positive(int), "rules": _rules,
     "interpreter": _interpreter, "all_captures": _flag, "max_captured_specs": _positive(int),
+    "masked_lane_threshold": _fraction, "grid_fill_threshold": _fraction, "sm_count": _count,
 }

@@ -15,7 +15,7 @@ from typing import Any
 from .discover import SandboxError, guard, restricted_namespace, run_limited
 from .hints import OPTION_NAMES, HintValue, parse_value
 from .launches import LaunchSite
-from .model import Finding, KernelInfo, Param, Spec, Target
+from .model import MAX_LAUNCH_RECORDS, Finding, KernelInfo, Param, Spec, Target, clean_launch
 
 TRITON_DEFAULT_OPTIONS = {"cuda": {"num_warps": 4, "num_stages": 3}, "hip": {"num_warps": 4, "num_stages": 2}}
 ASSUMED = "assumed (torch launch)"
@@ -335,7 +335,8 @@ def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any
                           attrs=attrs, options=options, target=target,
                           origins={k: "capture" for k in list(sig) + list(options)}, label=f"capture {n}",
                           missing=missing, launches=_count(cap.get("launches")),
-                          autotune=cap.get("autotune") if cap.get("autotune") in ("chosen", "trial") else None))
+                          autotune=cap.get("autotune") if cap.get("autotune") in ("chosen", "trial") else None,
+                          launch_records=[r for r in [clean_launch(cap.get("launch"))] if r is not None]))
     return specs, findings
 
 
@@ -434,6 +435,7 @@ def _dedupe(specs: list[Spec]) -> list[Spec]:
         else:
             kept = seen[k]
             kept.launches += s.launches
+            kept.launch_records = (kept.launch_records + s.launch_records)[:MAX_LAUNCH_RECORDS]
             if s.autotune == "chosen" or kept.autotune is None:
                 kept.autotune = s.autotune or kept.autotune
     return out

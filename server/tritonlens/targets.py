@@ -60,6 +60,36 @@ def _visible_cuda_cap(smi_csv: str, visible: str | None) -> str | None:
     return rows[0][2]
 
 
+@functools.lru_cache(maxsize=1)
+def local_gpu_sms() -> int | None:
+    """SMs (CUs on AMD) of the GPU `local_gpu_target` names: the CUDA driver's multiprocessor count (through ctypes,
+    no torch, no context created), or rocminfo's `Compute Unit` of the first GPU agent. None when unknown."""
+    target = local_gpu_target()
+    if target is None:
+        return None
+    if target.startswith("hip"):
+        try:
+            out = subprocess.run([shutil.which("rocminfo") or "rocminfo"], capture_output=True, text=True,
+                                 timeout=20).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+        m = re.search(r"Name:\s+gfx[0-9a-f]+.*?Compute Unit:\s+(\d+)", out, re.S)
+        return int(m.group(1)) if m else None
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        dev, count = ctypes.c_int(), ctypes.c_int()
+        if lib.cuInit(0) != 0 or lib.cuDeviceGet(ctypes.byref(dev), 0) != 0:
+            return None
+        # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+        if lib.cuDeviceGetAttribute(ctypes.byref(count), 16, dev) != 0:
+            return None
+        return count.value or None
+    except (OSError, AttributeError):
+        return None
+
+
 def resolve_target(setting: str) -> str:
     if setting == "auto":
         return local_gpu_target() or DEFAULT_TARGET

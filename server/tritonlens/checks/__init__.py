@@ -65,6 +65,26 @@ class CheckContext:
     artifacts: Artifacts
     settings: Settings
     source: str | None = None  # the text compiled (an editor's unsaved buffer too): lets rules anchor on tokens
+    # SMs (CUs) of the GPU the launches run on, when the caller knows them; else `gpu_sms` asks the local GPU
+    sm_count: int | None = None
+
+    @property
+    def launches(self) -> list[dict]:
+        """The captured launches of this spec (grid and argument values), validated again: a spec may come back
+        from a cache or a worker."""
+        from ..model import MAX_LAUNCH_RECORDS, clean_launch
+
+        records = self.spec.launch_records if isinstance(self.spec.launch_records, list) else []
+        return [r for r in map(clean_launch, records[:MAX_LAUNCH_RECORDS]) if r is not None]
+
+    @cached_property
+    def gpu_sms(self) -> int | None:
+        """SMs of the local GPU when the spec's target is that GPU's (the table in checks/launch.py otherwise)."""
+        if self.sm_count:
+            return self.sm_count
+        from ..targets import local_gpu_sms, local_gpu_target
+
+        return local_gpu_sms() if local_gpu_target() == self.spec.target else None
 
     @property
     def path(self) -> str:

@@ -1,0 +1,457 @@
+"""LAUNCH001 masked-lane waste, LAUNCH002 grid underfill: what the captured launches (grid, argument values) say about
+the kernel's blocks and grid. No IR holds this — the launch does: a block sized for the data the kernel never sees,
+or a grid that leaves SMs idle.
+
+LAUNCH001 reads the kernel's AST: a load/store mask `offs < bound` (through locals, `&`, `[:, None]`) where `offs` is
+`tl.arange(a, b)` plus, optionally, a constant, `tl.program_id(axis) * BLOCK` or a `range(0, n, BLOCK)` loop variable;
+the block and the bound are evaluated with the spec's constexprs and the launch's scalar values — a value that is not
+known keeps the rule silent. LAUNCH002 divides the grid by the SMs and the programs each SM holds at once (RES002's
+occupancy estimate).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..source import parse_module
+from . import rule
+from ._common import Span, def_span, finding, plural
+from .resources import occupancy
+
+# SMs (CUs) per target when the GPU is not the local one, and the GPU the number is for (named in the message).
+SM_TABLE: dict[str, tuple[int, str]] = {
+    "cuda:80": (108, "A100"),
+    "cuda:90": (132, "H100 SXM/H200"),
+    "cuda:100": (148, "B200"),
+    "hip:gfx942": (304, "MI300X"),
+}
+
+_ACCESS_MASK_POS = {"load": 1, "store": 2}  # tl.load(ptr, mask, ...), tl.store(ptr, value, mask, ...)
+_DEPTH = 8
+
+
+# ---------------------------------------------------------------- the kernel's masks
+@dataclass
+class _Lanes:
+    """`start + tl.arange(a, b)` along one axis: `kind` "block" (a constant start: the same lanes every program),
+    "grid" (`tl.program_id(axis) * BLOCK`) or "loop" (a `range(0, stop, BLOCK)` variable)."""
+
+    arange: ast.Call
+    kind: str = "block"
+    start: ast.expr | None = None  # constant offset ("block")
+    axis: int = 0  # "grid"
+    loop: ast.Call | None = None  # the range(...) call ("loop")
+
+
+@dataclass
+class _Mask:
+    compare: ast.Compare
+    lanes: _Lanes
+    bound: ast.expr
+    inclusive: bool  # `<=`: the bound itself is a valid lane
+    accesses: list[int] = field(default_factory=list)  # lines of the loads/stores it masks
+
+
+class _Kernel:
+    """Assignments and loop variables of one kernel body, resolved by position (the nearest assignment above)."""
+
+    def __init__(self, fn: ast.FunctionDef):
+        self.fn = fn
+        self.assigns: dict[str, list[tuple[int, ast.expr]]] = {}
+        self.loops: dict[str, list[tuple[int, ast.Call]]] = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.assigns.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                # `x += d` rebinds x to something this analysis does not follow
+                self.assigns.setdefault(node.target.id, []).append((node.lineno, ast.Constant(None)))
+            elif (isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call)
+                  and _callee(node.iter) in ("range", "static_range")):
+                self.loops.setdefault(node.target.id, []).append((node.lineno, node.iter))
+
+    def value_of(self, name: str, line: int) -> ast.expr | None:
+        """The expression `name` holds on `line`: its nearest assignment above (or on) that line; None for a
+        parameter, a loop variable or a name bound closer by a loop."""
+        before = [(ln, v) for ln, v in self.assigns.get(name, []) if ln <= line]
+        loops = [ln for ln, _ in self.loops.get(name, []) if ln <= line]
+        if not before or (loops and max(loops) >= max(before, key=lambda x: x[0])[0]):
+            return None
+        return max(before, key=lambda x: x[0])[1]
+
+    def loop_of(self, name: str, line: int) -> ast.Call | None:
+        loops = [(ln, it) for ln, it in self.loops.get(name, []) if ln <= line]
+        assigned = [ln for ln, _ in self.assigns.get(name, []) if ln <= line]
+        if not loops or (assigned and max(assigned) > max(loops, key=lambda x: x[0])[0]):
+            return None
+        return max(loops, key=lambda x: x[0])[1]
+
+    # ------------------------------------------------ masks of loads and stores
+    def masks(self) -> list[_Mask]:
+        found: dict[int, _Mask] = {}
+        for node in ast.walk(self.fn):
+            if not isinstance(node, ast.Call) or _callee(node) not in _ACCESS_MASK_POS:
+                continue
+            pos = _ACCESS_MASK_POS[_callee(node)]
+            expr = next((k.value for k in node.keywords if k.arg == "mask"), None)
+            if expr is None and len(node.args) > pos:
+                expr = node.args[pos]
+            if expr is None:
+                continue
+            for cmp_node, line in self._compares(expr, node.lineno, _DEPTH):
+                m = found.get(id(cmp_node))
+                if m is None:
+                    m = self._mask(cmp_node, line)
+                    if m is None:
+                        continue
+                    found[id(cmp_node)] = m
+                if node.lineno not in m.accesses:
+                    m.accesses.append(node.lineno)
+        return sorted(found.values(), key=lambda m: (m.compare.lineno, m.compare.col_offset))
+
+    def _compares(self, expr: ast.expr, line: int, depth: int):
+        if depth <= 0:
+            return
+        if isinstance(expr, ast.Name):
+            value = self.value_of(expr.id, line)
+            if value is not None:
+                yield from self._compares(value, getattr(value, "lineno", line), depth - 1)
+        elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitAnd):
+            yield from self._compares(expr.left, line, depth - 1)
+            yield from self._compares(expr.right, line, depth - 1)
+        elif isinstance(expr, ast.Subscript):
+            yield from self._compares(expr.value, line, depth - 1)
+        elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+            yield expr, line
+
+    def _mask(self, node: ast.Compare, line: int) -> _Mask | None:
+        op, left, right = node.ops[0], node.left, node.comparators[0]
+        if isinstance(op, (ast.Gt, ast.GtE)):
+            left, right = right, left
+        elif not isinstance(op, (ast.Lt, ast.LtE)):
+            return None
+        lanes = self.lanes(left, line, _DEPTH)
+        if lanes is None or self.lanes(right, line, _DEPTH) is not None:
+            return None
+        return _Mask(node, lanes, right, isinstance(op, (ast.LtE, ast.GtE)))
+
+    def lanes(self, expr: ast.expr, line: int, depth: int) -> _Lanes | None:
+        if depth <= 0:
+            return None
+        if isinstance(expr, ast.Call) and _callee(expr) == "arange" and len(expr.args) == 2:
+            return _Lanes(expr)
+        if isinstance(expr, ast.Call) and _callee(expr) == "to" and isinstance(expr.func, ast.Attribute):
+            return self.lanes(expr.func.value, line, depth - 1)
+        if isinstance(expr, ast.Subscript):
+            return self.lanes(expr.value, line, depth - 1)
+        if isinstance(expr, ast.Name):
+            value = self.value_of(expr.id, line)
+            return self.lanes(value, getattr(value, "lineno", line), depth - 1) if value is not None else None
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            a, b = self.lanes(expr.left, line, depth - 1), self.lanes(expr.right, line, depth - 1)
+            if (a is None) == (b is None):
+                return None
+            lanes, offset = (a, expr.right) if a is not None else (b, expr.left)
+            if lanes.kind != "block" or lanes.start is not None:
+                return None  # two offsets: not followed
+            return self._offset(lanes, offset, line, depth - 1)
+        return None
+
+    def _offset(self, lanes: _Lanes, offset: ast.expr, line: int, depth: int) -> _Lanes | None:
+        """Classify what is added to the arange: a program's block, a loop's block, or a constant."""
+        if isinstance(offset, ast.Name):
+            loop = self.loop_of(offset.id, line)
+            if loop is not None:
+                return _Lanes(lanes.arange, "loop", loop=loop)
+            value = self.value_of(offset.id, line)
+            if value is None:
+                return _Lanes(lanes.arange, start=offset)  # a parameter: constant if it evaluates
+            return self._offset(lanes, value, getattr(value, "lineno", line), depth - 1) if depth > 0 else None
+        if isinstance(offset, ast.BinOp) and isinstance(offset.op, ast.Mult):
+            for pid, _ in ((offset.left, offset.right), (offset.right, offset.left)):
+                axis = self._program_id(pid, line, _DEPTH)
+                if axis is not None:
+                    return _Lanes(lanes.arange, "grid", axis=axis, start=offset)
+        return _Lanes(lanes.arange, start=offset)
+
+    def _program_id(self, expr: ast.expr, line: int, depth: int) -> int | None:
+        if depth <= 0:
+            return None
+        if isinstance(expr, ast.Name):
+            value = self.value_of(expr.id, line)
+            return self._program_id(value, line, depth - 1) if value is not None else None
+        if isinstance(expr, ast.Call) and _callee(expr) == "to" and isinstance(expr.func, ast.Attribute):
+            return self._program_id(expr.func.value, line, depth - 1)
+        if isinstance(expr, ast.Call) and _callee(expr) == "program_id":
+            arg = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "axis"), None)
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, int) and not isinstance(arg.value, bool):
+                return arg.value
+        return None
+
+
+def _callee(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def _kernel_def(ctx) -> ast.FunctionDef | None:
+    try:
+        tree = parse_module(ctx.source or "")
+    except (SyntaxError, ValueError):
+        return None
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                 and n.lineno == ctx.kernel.def_line and n.name == ctx.kernel.func_name), None)
+
+
+# ---------------------------------------------------------------- values of one launch
+_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+        ast.FloorDiv: lambda a, b: a // b if b else None, ast.Mod: lambda a, b: a % b if b else None}
+
+
+def _eval(expr: ast.expr | None, env: dict[str, int]) -> int | None:
+    """An integer expression of literals and known values (+ - * // %, cdiv); None when any part is unknown."""
+    if isinstance(expr, ast.Constant):
+        v = expr.value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(expr, ast.Name):
+        return env.get(expr.id)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        v = _eval(expr.operand, env)
+        return -v if v is not None else None
+    if isinstance(expr, ast.BinOp) and type(expr.op) in _OPS:
+        a, b = _eval(expr.left, env), _eval(expr.right, env)
+        if a is None or b is None or abs(a) > 1 << 62 or abs(b) > 1 << 62:
+            return None
+        return _OPS[type(expr.op)](a, b)
+    if isinstance(expr, ast.Call) and _callee(expr) == "cdiv" and len(expr.args) == 2:
+        a, b = _eval(expr.args[0], env), _eval(expr.args[1], env)
+        return -(-a // b) if a is not None and b else None
+    return None
+
+
+def _env(ctx, launch: dict[str, Any]) -> dict[str, int]:
+    """Integer values of the kernel's parameters in one launch: the launch's scalars, the spec's constexprs over them."""
+    env = {k: a["value"] for k, a in launch["args"].items()
+           if "value" in a and isinstance(a["value"], int) and not isinstance(a["value"], bool)}
+    env.update({k: v for k, v in ctx.spec.constants.items() if isinstance(v, int) and not isinstance(v, bool)})
+    return env
+
+
+@dataclass
+class _Idle:
+    idle: float  # share of the lanes masked off
+    useful: int
+    lanes: int  # lanes launched along the axis (per program for "block", over the grid or loop otherwise)
+    bound: int
+    block: int
+    blocks: int  # programs along the axis ("grid") or loop trips ("loop"); 1 for "block"
+
+
+def _idle(m: _Mask, env: dict[str, int], grid: list[int]) -> _Idle | None:
+    a, b = _eval(m.lanes.arange.args[0], env), _eval(m.lanes.arange.args[1], env)
+    bound = _eval(m.bound, env)
+    if a is None or b is None or bound is None or b <= a:
+        return None
+    block = b - a
+    valid = bound + (1 if m.inclusive else 0)
+    if m.lanes.kind == "block":
+        start = _eval(m.lanes.start, env) if m.lanes.start is not None else 0
+        if start is None:
+            return None
+        useful = min(max(valid - start - a, 0), block)
+        return _Idle(1 - useful / block, useful, block, bound, block, 1)
+    if m.lanes.kind == "grid":
+        blocks = grid[m.lanes.axis] if m.lanes.axis < len(grid) else 1
+        # the program offset must step by the block for the programs to tile the axis
+        if m.lanes.start is None or not _steps_by(m.lanes.start, block, env):
+            return None
+    else:
+        loop = m.lanes.loop
+        assert loop is not None
+        args = [_eval(x, env) for x in loop.args[:3]]
+        if len(args) != 3 or None in args or args[0] != 0 or args[2] != block:
+            return None
+        blocks = len(range(*args))  # type: ignore[arg-type]
+    lanes = blocks * block
+    if lanes <= 0:
+        return None
+    useful = min(max(valid - a, 0), lanes)
+    return _Idle(1 - useful / lanes, useful, lanes, bound, block, blocks)
+
+
+def _steps_by(expr: ast.expr, block: int, env: dict[str, int]) -> bool:
+    """`pid * K` with K evaluating to the block."""
+    if not isinstance(expr, ast.BinOp):
+        return False
+    return any(_eval(side, env) == block for side in (expr.left, expr.right))
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (n.bit_length() - 1) if n > 0 else 0
+
+
+def _better_block(bound: int, block: int, now: float, threshold: float) -> tuple[int, int, float] | None:
+    """The largest power-of-two block below `block` whose loop over `bound` leaves at most half the threshold idle
+    (else the least idle one, when it improves on now): (block, trips, idle)."""
+    best = None
+    b = _pow2_floor(block - 1) if block > 1 else 0
+    while b >= 16:
+        trips = -(-bound // b)
+        idle = 1 - bound / (trips * b)
+        if idle <= threshold / 2:
+            return b, trips, idle
+        if idle < now and (best is None or idle < best[2] - 1e-9):
+            best = (b, trips, idle)
+        b //= 2
+    return best
+
+
+# ---------------------------------------------------------------- LAUNCH001
+@rule("LAUNCH001", "masked-lane-waste", "warning")
+def masked_lane_waste(ctx):
+    """A captured launch's mask turns off a large share of a block's lanes: the block does not fit the data."""
+    launches = ctx.launches
+    if not launches or not ctx.source:
+        return
+    fn = _kernel_def(ctx)
+    if fn is None:
+        return
+    threshold = ctx.settings.masked_lane_threshold
+    groups: dict[tuple, list[_Mask]] = {}
+    for m in _Kernel(fn).masks():
+        key = (ast.unparse(m.lanes.arange.args[1]), ast.unparse(m.lanes.arange.args[0]), ast.unparse(m.bound),
+               m.inclusive, m.lanes.kind)
+        groups.setdefault(key, []).append(m)
+    for masks in groups.values():
+        first = masks[0]
+        results = []
+        for launch in launches:
+            got = _idle(first, _env(ctx, launch), launch["grid"])
+            if got is not None:
+                results.append(got)
+        over = [r for r in results if r.idle >= threshold]
+        if not over:
+            continue
+        worst = max(over, key=lambda r: r.idle)
+        yield _lane_finding(ctx, masks, worst, len(over), len(results), threshold)
+
+
+def _lane_finding(ctx, masks: list[_Mask], worst: _Idle, n_over: int, n_all: int, threshold: float):
+    first = masks[0]
+    node = first.compare
+    span = Span(node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
+                (node.end_col_offset or node.col_offset) + 1)
+    block_text = ast.unparse(first.lanes.arange.args[1])
+    if not isinstance(first.lanes.arange.args[0], ast.Constant) or first.lanes.arange.args[0].value != 0:
+        block_text = f"{block_text} - {ast.unparse(first.lanes.arange.args[0])}"
+    bound_text = ast.unparse(first.bound)
+    accesses = sorted({ln for m in masks for ln in m.accesses})
+    lines = ", ".join(str(ln) for ln in accesses[:8]) + (" …" if len(accesses) > 8 else "")
+    where = (f"{len(accesses)} {'access' if len(accesses) == 1 else 'accesses'}: "
+             f"line{'s' if len(accesses) > 1 else ''} {lines}")
+    pct = f"{worst.idle:.0%}"
+    if first.lanes.kind == "block":
+        head = (f"{bound_text} = {worst.bound} of {block_text} = {worst.block}: {pct} of each program's lanes "
+                f"idle on every masked access ({where})")
+    else:
+        over = "programs" if first.lanes.kind == "grid" else "loop trips"
+        head = (f"{bound_text} = {worst.bound} over {worst.blocks} {over} × {block_text} = {worst.block} "
+                f"({worst.lanes} lanes): {pct} of the lanes idle, in the last block ({where})")
+    better = _better_block(worst.bound, worst.block, worst.idle, threshold)
+    if better is None:
+        fix = "no smaller power-of-two block fits better"
+    elif first.lanes.kind == "block":
+        b, trips, idle = better
+        fix = (f"a loop over {trips} blocks of {b} leaves {idle:.0%} idle (a row reduction then takes two passes), "
+               f"or several rows per program when rows are this narrow")
+    else:
+        b, trips, idle = better
+        fix = f"{block_text} = {b} ({trips} blocks) leaves {idle:.0%} idle"
+    count = _launch_count(n_over, n_all)
+    mask_lines = sorted({m.compare.lineno for m in masks})
+    message = f"{head}, {count} — {fix}"
+    if len(mask_lines) > 1:
+        message += f"; same mask on lines {', '.join(map(str, mask_lines))}"
+    data = {"idle": round(worst.idle, 4), "bound": worst.bound, "block": worst.block, "lanes": worst.lanes,
+            "useful": worst.useful, "kind": first.lanes.kind, "launches_over": n_over, "launches": n_all,
+            "accesses": accesses, "mask_lines": mask_lines, "threshold": threshold,
+            "merge_key": f"LAUNCH001:{worst.bound}/{worst.lanes}"}
+    return finding(ctx, span, "LAUNCH001", message, data=data)
+
+
+# ---------------------------------------------------------------- LAUNCH002
+def _launch_count(n: int, of: int) -> str:
+    return f"in {n} of {of} captured {'launch' if of == 1 else 'launches'}"
+
+
+def sm_count(ctx) -> tuple[int, str] | None:
+    """(SMs, where the number comes from) for the spec's target: the setting, the local GPU, else the table."""
+    if ctx.settings.sm_count:
+        return ctx.settings.sm_count, "tritonlens.smCount"
+    if ctx.gpu_sms:
+        return ctx.gpu_sms, "the local GPU"
+    known = SM_TABLE.get(ctx.spec.target)
+    return (known[0], f"{known[1]}, {ctx.spec.target}") if known else None
+
+
+_ORDINAL = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+
+
+@dataclass
+class _Fill:
+    programs: int
+    fill: float  # busy share: of the SMs (fewer programs than SMs) or of the program slots over all waves
+    waves: int
+    last: float  # how full the last wave is
+
+
+@rule("LAUNCH002", "grid-underfill", "info")
+def grid_underfill(ctx):
+    """A captured grid cannot fill the target's SMs, or its last wave is mostly empty."""
+    launches = ctx.launches
+    sms = sm_count(ctx) if launches else None
+    occ = occupancy(ctx) if sms else None
+    if not launches or sms is None or occ is None or occ["blocks"] <= 0:
+        return
+    n_sms, where = sms
+    unit = "CU" if ctx.spec.target.startswith("hip") else "SM"
+    resident = occ["blocks"]
+    capacity = n_sms * resident
+    threshold = ctx.settings.grid_fill_threshold
+    fills = []
+    for launch in launches:
+        programs = 1
+        for g in launch["grid"]:
+            programs *= g
+        if programs <= 0:
+            continue
+        if programs < n_sms:
+            fills.append(_Fill(programs, programs / n_sms, 1, programs / capacity))
+        elif programs > capacity:
+            waves = -(-programs // capacity)
+            last = programs - (waves - 1) * capacity
+            fills.append(_Fill(programs, programs / (waves * capacity), waves, last / capacity))
+    over = [f for f in fills if f.fill < threshold]
+    if not over:
+        return
+    worst = min(over, key=lambda f: f.fill)
+    per_sm = f"{n_sms} {unit}s × {resident} per {unit}, limited by {occ['limiter']}"
+    if worst.waves == 1:
+        idle = n_sms - worst.programs
+        head = (f"{plural(worst.programs, 'program')} on {n_sms} {unit}s ({where}): {idle} {unit}s idle "
+                f"({1 - worst.fill:.0%}); {capacity} programs fit at once ({per_sm})")
+        fix = ("more programs: split each program's work (a smaller block, fewer rows per program) or a grid of at "
+               f"least {n_sms}")
+    else:
+        nth = _ORDINAL.get(worst.waves, f"{worst.waves}th")
+        head = (f"{worst.programs} programs, {capacity} resident at a time on {where} ({per_sm}): a {nth} wave "
+                f"{worst.last:.0%} full — {1 - worst.fill:.0%} of the program slots over {worst.waves} waves idle")
+        fix = (f"a grid that is a multiple of {capacity}, a block size that changes the count, or a persistent kernel "
+               f"that loops over the work with {capacity} programs")
+    count = _launch_count(len(over), len(fills))
+    message = f"{head}, {count} — {fix}"
+    data = {"programs": worst.programs, "sms": n_sms, "resident": resident, "capacity": capacity,
+            "waves": worst.waves, "fill": round(worst.fill, 4), "last_wave": round(worst.last, 4),
+            "launches_over": len(over), "launches": len(fills), "threshold": threshold,
+            "merge_key": f"LAUNCH002:{worst.programs}/{capacity}"}
+    yield finding(ctx, def_span(ctx), "LAUNCH002", message, data=data)
