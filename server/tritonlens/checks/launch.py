@@ -286,6 +286,9 @@ def _steps_by(expr: ast.expr, block: int, env: dict[str, int]) -> bool:
     return any(_eval(side, env) == block for side in (expr.left, expr.right))
 
 
+_MIN_BLOCK = 128  # smaller blocks than a warp group's worth of lanes are no fix worth proposing
+
+
 def _pow2_floor(n: int) -> int:
     return 1 << (n.bit_length() - 1) if n > 0 else 0
 
@@ -295,7 +298,7 @@ def _better_block(bound: int, block: int, now: float, threshold: float) -> tuple
     (else the least idle one, when it improves on now): (block, trips, idle)."""
     best = None
     b = _pow2_floor(block - 1) if block > 1 else 0
-    while b >= 16:
+    while b >= _MIN_BLOCK:
         trips = -(-bound // b)
         idle = 1 - bound / (trips * b)
         if idle <= threshold / 2:
@@ -354,19 +357,22 @@ def _lane_finding(ctx, masks: list[_Mask], worst: _Idle, n_over: int, n_all: int
         head = (f"{bound_text} = {worst.bound} of {block_text} = {worst.block}: {pct} of each program's lanes "
                 f"idle on every masked access ({where})")
     else:
-        over = "programs" if first.lanes.kind == "grid" else "loop trips"
-        head = (f"{bound_text} = {worst.bound} over {worst.blocks} {over} × {block_text} = {worst.block} "
+        over = plural(worst.blocks, "program" if first.lanes.kind == "grid" else "loop trip")
+        head = (f"{bound_text} = {worst.bound} over {over} × {block_text} = {worst.block} "
                 f"({worst.lanes} lanes): {pct} of the lanes idle, in the last block ({where})")
     better = _better_block(worst.bound, worst.block, worst.idle, threshold)
     if better is None:
-        fix = "no smaller power-of-two block fits better"
+        fix = f"no power-of-two block of {_MIN_BLOCK} lanes or more fits {bound_text} = {worst.bound} better"
     elif first.lanes.kind == "block":
         b, trips, idle = better
-        fix = (f"a loop over {trips} blocks of {b} leaves {idle:.0%} idle (a row reduction then takes two passes), "
-               f"or several rows per program when rows are this narrow")
+        fix = (f"a loop over {trips} blocks of {b} leaves {idle:.0%} idle (a reduction over the row then keeps a "
+               f"running sum or takes two passes)")
     else:
         b, trips, idle = better
-        fix = f"{block_text} = {b} ({trips} blocks) leaves {idle:.0%} idle"
+        fix = f"{block_text} = {b} ({plural(trips, 'block')}) leaves {idle:.0%} idle"
+    if first.lanes.kind == "block":
+        fix += (f"; an elementwise kernel over contiguous rows can index rows × {bound_text} as one flat range, "
+                f"idling only its last block")
     count = _launch_count(n_over, n_all)
     mask_lines = sorted({m.compare.lineno for m in masks})
     message = f"{head}, {count} — {fix}"
