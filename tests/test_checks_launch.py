@@ -162,6 +162,9 @@ def test_thresholds_are_settings(tmp_path):
     assert not s.problems
     with Checker(s) as c:
         assert _launch_findings(c, path) == []  # 27% < 50%; 8 of 132 SMs = 6% > 5%
+    with Checker(Settings.from_dict({"smCount": 114, "target": "cuda:90", "maxWorkers": 1})) as c:
+        (g,) = _launch_findings(c, path, "LAUNCH002")  # an H100 PCIe: 114 SMs
+        assert g.message.startswith("8 programs on 114 SMs (tritonlens.smCount): 106 SMs idle (93%)"), g.message
     bad = Settings.from_dict({"maskedLaneThreshold": 25, "smCount": -1})
     assert bad.masked_lane_threshold == 0.25 and bad.sm_count == 0 and len(bad.problems) == 2
 

@@ -65,8 +65,6 @@ class CheckContext:
     artifacts: Artifacts
     settings: Settings
     source: str | None = None  # the text compiled (an editor's unsaved buffer too): lets rules anchor on tokens
-    # SMs (CUs) of the GPU the launches run on, when the caller knows them; else `gpu_sms` asks the local GPU
-    sm_count: int | None = None
 
     @property
     def launches(self) -> list[dict]:
@@ -80,8 +78,6 @@ class CheckContext:
     @cached_property
     def gpu_sms(self) -> int | None:
         """SMs of the local GPU when the spec's target is that GPU's (the table in checks/launch.py otherwise)."""
-        if self.sm_count:
-            return self.sm_count
         from ..targets import local_gpu_sms, local_gpu_target
 
         return local_gpu_sms() if local_gpu_target() == self.spec.target else None
