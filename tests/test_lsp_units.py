@@ -83,3 +83,23 @@ def test_urgent_jobs_jump_the_queue_without_dropping_the_others(tmp_path):
             time.sleep(0.05)
         assert all(f.result(1).ok for f in futures.values()), [f.result(1).error for f in futures.values()]
     assert finished == ["slow", "fix", "save1", "save2"], finished
+
+
+def test_capture_lens_on_a_kernel_without_a_complete_spec(checker, tmp_path):
+    """A GPU cannot exist here: whether one is visible is an argument of the lens function."""
+    from tritonlens.lsp.capturing import CAPTURE, capture_lens
+
+    path = tmp_path / "k.py"
+    path.write_text("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                    "def scale(x_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n"
+                    "    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)\n")
+    (missing,) = checker.check_file(str(path)).kernels
+    uri = path.as_uri()
+    lens = capture_lens(uri, missing, "cuda:90")
+    assert lens.command.title == "Capture launches (cuda:90)" and lens.command.command == CAPTURE
+    assert lens.command.arguments[0]["kernel"] == "scale" and lens.command.arguments[0]["gpu"] == "cuda:90"
+    assert lens.range.start.line == 4  # the decorator
+    on_cpu = capture_lens(uri, missing, None)
+    assert on_cpu.command.title == "Capture launches: needs a GPU (how to)" and on_cpu.command.arguments[0]["gpu"] is None
+    complete = checker.check_file(os.path.join(EXAMPLES, "vector_add.py")).kernels[0]
+    assert capture_lens(uri, complete, "cuda:90") is None  # compiled from its hint: nothing to capture

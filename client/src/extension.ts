@@ -1,6 +1,8 @@
 // Activation: wires the server, the IR documents, the status bar and the commands together.
 
+import * as cp from 'child_process';
 import type * as vscode from 'vscode';
+import { CAPTURE_COMMAND, CaptureDeps, captureLaunches } from './capture';
 import {
   IR_DOCUMENT_REQUEST,
   IR_SCHEME,
@@ -186,6 +188,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscodeapi.registerCommand('tritonlens.profileKernel', (...args: unknown[]) =>
       server.executeServerCommand('tritonlens.profileKernel', args),
     ),
+    vscodeapi.registerCommand(CAPTURE_COMMAND, (...args: unknown[]) => captureLaunches(args, captureDeps(server, log))),
     vscodeapi.registerCommand('tritonlens.restartServer', () => server.restart()),
     vscodeapi.registerCommand('tritonlens.showOutput', () => log.show()),
     vscodeapi.registerCommand('tritonlens.selectTarget', async () => {
@@ -225,6 +228,44 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   render();
   await server.start();
+}
+
+/** `captureLaunches` wired to VS Code, a child process in its own process group, and the server. */
+function captureDeps(server: ServerManager, log: vscode.LogOutputChannel): CaptureDeps {
+  const show = { info: vscodeapi.showInformationMessage, warn: vscodeapi.showWarningMessage, error: vscodeapi.showErrorMessage };
+  return {
+    trusted: () => vscodeapi.isTrusted(),
+    commandLine: () => vscodeapi.getConfiguration('tritonlens').get<string>('captureCommand') ?? '',
+    askCommandLine: async () => {
+      const typed = await vscodeapi.showInputBox(
+        'The command that launches your kernels on this GPU, run under `tritonlens capture` in the workspace folder',
+        'pytest tests/test_rms_norm.py -x',
+        '',
+      );
+      if (typed?.trim()) {
+        await vscodeapi.updateSetting('tritonlens', 'captureCommand', typed.trim());
+      }
+      return typed;
+    },
+    python: () => server.pythonForTools,
+    cwd: () => vscodeapi.workspaceFolders()[0]?.uri.fsPath,
+    spawn: (command, args, cwd, env) => cp.spawn(command, args, { cwd, env, detached: true }),
+    stop: (child) => {
+      const pid = (child as cp.ChildProcess).pid;
+      try {
+        if (pid) {
+          process.kill(-pid, 'SIGTERM'); // the capture and the command it runs
+        }
+      } catch {
+        (child as cp.ChildProcess).kill('SIGTERM');
+      }
+    },
+    progress: (title, task) => vscodeapi.withCancellableProgress(title, task),
+    log: (text, level) => log[level](text),
+    message: (level, text, ...actions) => show[level](text, ...actions),
+    openExternal: (url) => vscodeapi.openExternal(url),
+    recompile: (uri) => server.executeServerCommand('tritonlens.recompile', [uri]),
+  };
 }
 
 export async function deactivate(): Promise<void> {

@@ -93,6 +93,14 @@ export class ServerManager {
     return this.python;
   }
 
+  /** The interpreter the server runs in, with the environment it gets (the bundled server first on PYTHONPATH):
+   * what `tritonlens capture` must run in too. Undefined until an interpreter was resolved. */
+  get pythonForTools(): { command: string[]; env: Record<string, string | undefined> } | undefined {
+    return this.interpreter
+      ? { command: this.interpreter.command, env: serverEnv(this.bundledServerDir, process.env) }
+      : undefined;
+  }
+
   /** Whether the running server's interpreter came from the Python extension (so its changes matter). */
   get followsPythonExtension(): boolean {
     return this.interpreter?.source === 'python-extension';

@@ -148,6 +148,29 @@ export function withProgress<R>(title: string, task: () => Promise<R>): Thenable
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, task);
 }
 
+/** A cancellable notification; `task` gets a function that registers what Cancel does. */
+export function withCancellableProgress<R>(
+  title: string,
+  task: (onCancel: (handler: () => void) => void, report: (message: string) => void) => Promise<R>,
+): Thenable<R> {
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    (progress, token) =>
+      task(
+        (handler) => token.onCancellationRequested(handler),
+        (message) => progress.report({ message }),
+      ),
+  );
+}
+
+export function showInputBox(prompt: string, placeHolder: string, value: string): Thenable<string | undefined> {
+  return vscode.window.showInputBox({ prompt, placeHolder, value, ignoreFocusOut: true });
+}
+
+export function openExternal(url: string): Thenable<boolean> {
+  return vscode.env.openExternal(vscode.Uri.parse(url));
+}
+
 /** Writes a setting to the workspace when one is open, else to the user settings. */
 export function updateSetting(section: string, key: string, value: unknown): Thenable<void> {
   const target = vscode.workspace.workspaceFolders?.length

@@ -69,7 +69,7 @@ test('didChangeConfiguration carries {settings: {tritonlens: {...}}}', () => {
   assert.deepEqual(Object.keys(params.settings.tritonlens).sort(), [...EXPECTED_KEYS].sort());
 });
 
-test('package.json declares every setting with the same default, plus trace.server', () => {
+test('package.json declares every setting with the same default, plus the client-only ones', () => {
   const properties = manifest.contributes.configuration.properties as Record<string, { default: unknown; enum?: string[] }>;
   for (const key of SETTING_KEYS) {
     const declared = properties[`tritonlens.${key}`];
@@ -82,6 +82,9 @@ test('package.json declares every setting with the same default, plus trace.serv
   assert.deepEqual(properties['tritonlens.target'].enum, KNOWN_TARGETS.map((t) => t.target));
   assert.deepEqual(
     Object.keys(properties).sort(),
-    [...SETTING_KEYS.map((k) => `tritonlens.${k}`), 'tritonlens.trace.server'].sort(),
+    [...SETTING_KEYS.map((k) => `tritonlens.${k}`), 'tritonlens.trace.server', 'tritonlens.captureCommand'].sort(),
   );
+  // The capture command is the client's (it runs it), never sent to the server, and never from untrusted settings.
+  assert.equal(properties['tritonlens.captureCommand'].default, '');
+  assert.ok(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.includes('tritonlens.captureCommand'));
 });

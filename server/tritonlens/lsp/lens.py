@@ -12,6 +12,7 @@ from ..baseline import SaveHistory, read_baseline, since_baseline
 from .hover import SHOW_IR
 from .lifecycle import RECOMPILE
 from .irviews import STAGE_TITLES, compiled_specs, fmt_bytes, view_for
+from .capturing import lens_for as capture_lens_for
 from .profiling import lens_for as profile_lens_for
 
 if TYPE_CHECKING:
@@ -106,6 +107,8 @@ def register(server: "TritonLensServer") -> None:
                 out.extend(lenses_for(st.uri, kr, ls.settings, changes.text(st.uri, st.path, kr)))
                 if (prof := profile_lens_for(ls, st.uri, kr)) is not None:
                     out.append(prof)
+                if (capture := capture_lens_for(st.uri, kr)) is not None:
+                    out.append(capture)
             except Exception as exc:  # noqa: BLE001
                 ls.log(f"code lens failed on {kr.name}: {type(exc).__name__}: {exc}", types.MessageType.Error)
         return out
