@@ -431,9 +431,8 @@ def test_neovim_client(tmp_path):
     assert seen["second_wait"] and seen["after"] == [], seen
 
 
-def test_neovim_hover_and_code_action(tmp_path):
-    """Headless Neovim as a user drives it: `vim.lsp.buf.hover()` shows the IR counts of a load line, and
-    `vim.lsp.buf.code_action()` on PTX001 applies the hint fix, after which `:write` clears the finding."""
+def _neovim_hover_and_action(tmp_path, name: str, text: str, load_line: int) -> dict:
+    """Run tests/nvim/hover_and_action.lua on `text` (saved as NAME.py); what it saw."""
     import json
     import shutil
     import subprocess
@@ -441,13 +440,12 @@ def test_neovim_hover_and_code_action(tmp_path):
     nvim = shutil.which("nvim")
     if nvim is None:
         pytest.skip("nvim is not installed")
-    workspace(tmp_path, narrow=NARROW)
-    load_line = next(i for i, s in enumerate(NARROW.splitlines()) if "tl.load(x_ptr" in s)
+    workspace(tmp_path, **{name: text})
     script = os.path.join(os.path.dirname(__file__), "nvim", "hover_and_action.lua")
     out = tmp_path / "nvim.json"
     env = {**os.environ, "TRITONLENS_NVIM_OUT": str(out), "TRITONLENS_NVIM_CMD": json.dumps(SERVER),
            "TRITONLENS_NVIM_LINE": str(load_line)}
-    proc = subprocess.run([nvim, "--headless", "--clean", "-u", "NONE", "-c", f"luafile {script}", "narrow.py"],
+    proc = subprocess.run([nvim, "--headless", "--clean", "-u", "NONE", "-c", f"luafile {script}", f"{name}.py"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=400)
     assert out.exists(), proc.stderr[-2000:]
     seen = json.loads(out.read_text())
@@ -457,8 +455,29 @@ def test_neovim_hover_and_code_action(tmp_path):
     assert "**PTX**" in hover and "ld.global" in hover and f"line {load_line + 1}" in hover, hover
     assert seen["action_wait"], seen
     assert seen["actions"][0].startswith("Assume n_elements % 16 == 0"), seen["actions"]
-    assert seen["fixed_wait"] and "PTX001" not in seen["after"], seen
+    assert seen["fixed_wait"], seen
+    return seen
+
+
+def test_neovim_hover_and_code_action(tmp_path):
+    """Headless Neovim as a user drives it: `vim.lsp.buf.hover()` shows the IR counts of a load line, and
+    `vim.lsp.buf.code_action()` on PTX001 applies the hint fix, after which `:write` clears the finding."""
+    load_line = next(i for i, s in enumerate(NARROW.splitlines()) if "tl.load(x_ptr" in s)
+    seen = _neovim_hover_and_action(tmp_path, "narrow", NARROW, load_line)
+    assert "PTX001" not in seen["after"], seen
     assert "n_elements=i32%16" in (tmp_path / "narrow.py").read_text()
+
+
+def test_neovim_code_action_in_a_many_kernel_file(tmp_path):
+    """The same on a five-kernel file (one compile worker): the code action is asked for as soon as the first PTX001
+    is shown, while other kernels still compile, and its fix arrives and applies (resolved when still re-compiling)."""
+    from test_lsp_fixes import MULTI
+
+    load_line = next(i for i, s in enumerate(MULTI.splitlines()) if "tl.load(x_ptr" in s)
+    seen = _neovim_hover_and_action(tmp_path, "multi", MULTI, load_line)
+    assert seen["action_line"] == load_line, seen
+    hint = next(s for s in (tmp_path / "multi.py").read_text().splitlines() if "n_elements=" in s)
+    assert "n_elements=i32%16" in hint and "BLOCK_SIZE=1024" in hint, hint
 
 
 # ---------------------------------------------------------------- files changing on disk
