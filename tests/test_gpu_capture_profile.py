@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from tritonlens.captures import fold_captures
 from tritonlens.profile import can_profile, profile_kernel
 from tritonlens.targets import has_local_gpu
 
@@ -28,7 +29,8 @@ def _capture(tmp_path):
     rc = subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", ROOT, "--output",
                          str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)], env=env).returncode
     assert rc == 0
-    return [json.loads(line) for line in (tmp_path / "captures.jsonl").read_text().splitlines()]
+    # A compile line and, at exit, its count record (version 2): folded as check reads them.
+    return fold_captures([json.loads(line) for line in (tmp_path / "captures.jsonl").read_text().splitlines()])
 
 
 def test_capture_records_the_launch(tmp_path):
@@ -36,6 +38,7 @@ def test_capture_records_the_launch(tmp_path):
     assert cap["path"] == "examples/vector_add.py" and cap["kernel"] == "add_kernel"
     assert cap["signature"]["n_elements"] == "i32" and "n_elements" not in cap["attrs"]  # 4099 is not % 16
     assert cap["launch"]["grid"] == [5] and cap["launch"]["args"]["x_ptr"]["tensor"]["shape"] == [4099]
+    assert cap["launches"] == 1 and cap["autotune"] is None
 
 
 @pytest.mark.skipif(not can_profile()[0], reason="needs ncu")
