@@ -728,3 +728,29 @@ def test_parameter_that_is_a_pointer_only_under_a_flag(checker, tmp_path):
     types = {cs.spec.constants["IS_TENSOR"]: cs.spec.signature["OFFSETS"] for cs in kr.compiled}
     assert types == {False: "i32", True: "*i32"}
     assert all(cs.artifacts.ok for cs in kr.compiled)
+
+
+def test_captured_tuple_arguments_replay_with_their_element_attributes(checker, tmp_path):
+    """A tuple argument as the capture writer records it — triton's own text of the tuple type, and element
+    attributes under `ptrs[0]` — compiles as the GPU compiled it: element 0 aligned gives 128-bit loads."""
+    path = write(tmp_path, "tup.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def tup_kernel(ptrs, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(ptrs[0] + offs, mask=offs < n)
+            tl.store(ptrs[1] + offs, x.to(tl.float16), mask=offs < n)
+        ''')
+    record = {"version": 2, "path": "tup.py", "kernel": "tup_kernel", "target": "cuda:90",
+              "signature": {"ptrs": "('*fp32', '*fp16')", "n": "i32", "BLOCK": "constexpr"},
+              "constants": {"BLOCK": 1024}, "options": {"num_warps": 4},
+              "attrs": {"ptrs[0]": {"divisibility": 16}, "ptrs[1]": {"divisibility": 16}, "n": {"divisibility": 16}}}
+    (tmp_path / ".tritonlens").mkdir()
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text(json.dumps(record) + "\n")
+    kr = only_compiled(checker.check_file(path, workspace_root=str(tmp_path)), "tup_kernel")
+    assert [cs.spec.label for cs in kr.compiled] == ["capture 1"]
+    assert not [f for f in kr.findings if f.code in ("SRC001", "PTX001")], [f.message for f in kr.findings]
+    assert set(ptx_load_widths(checker, kr, 8)) == {128}

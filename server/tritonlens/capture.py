@@ -65,9 +65,10 @@ def _jsonable(value: Any) -> Any:
 
 
 def _index_name(path: Any, arg_names: list[str]) -> str | None:
-    """`(2,)` -> the name of parameter 2; nested tuple paths are not captured."""
-    if isinstance(path, tuple) and len(path) == 1 and isinstance(path[0], int) and path[0] < len(arg_names):
-        return arg_names[path[0]]
+    """`(2,)` -> the name of parameter 2; `(2, 0)` (element 0 of a tuple argument) -> `name[0]`."""
+    if (isinstance(path, tuple) and path and all(isinstance(x, int) and x >= 0 for x in path)
+            and path[0] < len(arg_names)):
+        return arg_names[path[0]] + "".join(f"[{x}]" for x in path[1:])
     if isinstance(path, str):
         return path
     return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,17 +96,49 @@ def spec_to_compile_args(spec: Spec, params: KernelInfo | list[str]) -> tuple[
     if spec.missing:
         raise ValueError(f"spec {spec.label!r} cannot compile: no value for {', '.join(spec.missing)}")
     names = [p.name for p in params.params] if isinstance(params, KernelInfo) else list(params)
-    signature: dict[str, str] = {}
+    signature: dict[str, Any] = {}
     constexprs: dict[tuple[int, ...], Any] = {}
     attrs: dict[tuple[int, ...], list[list[Any]]] = {}
     for index, name in enumerate(names):
         ty = spec.signature.get(name, "constexpr" if name in spec.constants else "i32")
-        signature[name] = ty
+        signature[name] = _tuple_type(ty)
         if ty == "constexpr":
             constexprs[(index,)] = spec.constants.get(name)
         elif spec.attrs.get(name, {}).get("divisibility") == 16:
             attrs[(index,)] = [["tt.divisibility", 16]]
+    # Elements of tuple arguments: `ptrs[1]` is path (index of ptrs, 1), as triton keys them.
+    index_of = {n: i for i, n in enumerate(names)}
+    for key, value in spec.constants.items():
+        path = _element_path(key, index_of)
+        if path is not None:
+            constexprs[path] = value
+    for key, attr in spec.attrs.items():
+        path = _element_path(key, index_of)
+        if path is not None and attr.get("divisibility") == 16:
+            attrs[path] = [["tt.divisibility", 16]]
     return signature, constexprs, attrs
+
+
+_ELEMENT = re.compile(r"([A-Za-z_]\w*)((?:\[\d+\])+)$")
+
+
+def _element_path(key: str, index_of: dict[str, int]) -> tuple[int, ...] | None:
+    m = _ELEMENT.match(key)
+    if m is None or m.group(1) not in index_of:
+        return None
+    return (index_of[m.group(1)], *(int(x) for x in re.findall(r"\d+", m.group(2))))
+
+
+def _tuple_type(ty: Any) -> Any:
+    """A tuple argument's type as captured — triton's own text of it, `('*fp32', '*fp16')` — back to the nested
+    tuple of type strings `ASTSource` takes (read with ast.literal_eval: data, never code)."""
+    if isinstance(ty, str) and ty.startswith("("):
+        try:
+            value = ast.literal_eval(ty)
+        except (ValueError, SyntaxError):
+            return ty
+        return value if isinstance(value, tuple) else ty
+    return ty
 
 
 # ---------------------------------------------------------------- values
@@ -331,7 +364,8 @@ def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any
         for k, default in TRITON_DEFAULT_OPTIONS[Target.parse(target).backend].items():
             options.setdefault(k, default)
         missing = [x for x, t in sig.items() if t == "constexpr" and x not in constants]
-        specs.append(Spec(signature=dict(sig), constants={k: _replayed(v) for k, v in constants.items() if k in sig},
+        specs.append(Spec(signature=dict(sig), constants={k: _replayed(v) for k, v in constants.items()
+                                                          if k.split("[", 1)[0] in sig},
                           attrs=attrs, options=options, target=target,
                           origins={k: "capture" for k in list(sig) + list(options)}, label=f"capture {n}",
                           missing=missing, launches=_count(cap.get("launches")),
