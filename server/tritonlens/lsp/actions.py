@@ -16,11 +16,12 @@ from lsprotocol import types
 from ..model import Finding, KernelInfo, KernelReport
 from . import fix_configs
 from .diagnostics import SOURCE
+from .host import in_daemon_thread
 from .irviews import SpecView, compiled_specs, fmt_bytes
 
 if TYPE_CHECKING:
-    from .compiling import DocState
-    from .server import TritonLensServer
+    from .docstate import DocState
+    from .host import Host
 
 MAX_FIXES_PER_DIAGNOSTIC = 2
 MAX_CONFIG_FIXES = 4  # per diagnostic, over all the configs it holds in
@@ -260,7 +261,7 @@ class FixSearch:
         self.partial = False  # an answer went out while candidates were still re-compiling
         self.task: asyncio.Task | None = None
 
-    def start(self, ls: "TritonLensServer") -> "FixSearch":
+    def start(self, ls: "Host") -> "FixSearch":
         self.task = asyncio.ensure_future(self._run(ls))
         return self
 
@@ -310,8 +311,7 @@ class FixSearch:
             self.proven.append(action)
         self.decided.set()
 
-    async def _run(self, ls: "TritonLensServer") -> None:
-        from .server import in_daemon_thread
+    async def _run(self, ls: "Host") -> None:
 
         st, kr, f = self.st, self.kr, self.finding
         groups: set[str] = set()  # config edit groups already answered by a proven fix
@@ -374,7 +374,7 @@ async def _current_report(st: "DocState", diag: types.Diagnostic, text: str, dea
         await asyncio.sleep(0.05)
 
 
-def _resolvable(ls: "TritonLensServer") -> bool:
+def _resolvable(ls: "Host") -> bool:
     """Whether the client fills a code action's edit with codeAction/resolve (VS Code, Neovim ≥ 0.6 do)."""
     caps = ls.client_capabilities
     action = caps and caps.text_document and caps.text_document.code_action
@@ -390,7 +390,7 @@ class Fixes:
         self.by_ident: dict[int, FixSearch] = {}
         self._ids = itertools.count(1)
 
-    def _drop_stale(self, ls: "TritonLensServer", uri: str, text: str) -> None:
+    def _drop_stale(self, ls: "Host", uri: str, text: str) -> None:
         """The buffer moved on: its old searches' line numbers no longer hold, and their re-compiles are waste."""
         stale = [k for k, s in self.searches.items() if k[0] == uri and s.text != text]
         for key in stale:
@@ -398,11 +398,11 @@ class Fixes:
             self.by_ident.pop(search.ident, None)
             if search.task is not None:
                 search.task.cancel()
-        if stale and ls._checker is not None:
+        if stale and ls.running_checker is not None:
             service = ls.checker.service
             ls.scheduler.run_in_thread(lambda: service.cancel(f"{uri}#fix"))
 
-    def search(self, ls: "TritonLensServer", st: "DocState", kr: KernelReport, diag: types.Diagnostic,
+    def search(self, ls: "Host", st: "DocState", kr: KernelReport, diag: types.Diagnostic,
                text: str) -> FixSearch | None:
         f = _target_of(kr, diag)
         if f is None:
@@ -418,7 +418,7 @@ class Fixes:
                 self.by_ident.pop(old.ident, None)
         return search
 
-    async def code_action(self, ls: "TritonLensServer", params: types.CodeActionParams) -> list[Any]:
+    async def code_action(self, ls: "Host", params: types.CodeActionParams) -> list[Any]:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + FIX_WAIT_S
         uri = params.text_document.uri
@@ -440,7 +440,7 @@ class Fixes:
         resolvable = _resolvable(ls)
         return [a for s in searches for a in s.answer(resolvable)]
 
-    async def _proven(self, ls: "TritonLensServer", ref: Any) -> types.CodeAction | None:
+    async def _proven(self, ls: "Host", ref: Any) -> types.CodeAction | None:
         """The proven fix behind a placeholder's reference, once its re-compile is done and if the buffer is still
         the text it was made for; otherwise a message says why nothing changes."""
         search = self.by_ident.get(ref[0]) if isinstance(ref, list) and len(ref) == 2 else None
@@ -455,13 +455,13 @@ class Fixes:
             type=types.MessageType.Info, message=f"tritonlens: {search.cands[ref[1]].label} — {why}; nothing changed"))
         return None
 
-    async def resolve(self, ls: "TritonLensServer", action: types.CodeAction) -> types.CodeAction:
+    async def resolve(self, ls: "Host", action: types.CodeAction) -> types.CodeAction:
         data = action.data if isinstance(action.data, dict) else {}
         if _FIX_DATA not in data:
             return action
         return await self._proven(ls, data[_FIX_DATA]) or action
 
-    async def apply(self, ls: "TritonLensServer", args: Any) -> bool:
+    async def apply(self, ls: "Host", args: Any) -> bool:
         ref = next((a[_FIX_DATA] for a in args if isinstance(a, dict) and _FIX_DATA in a), None)
         proven = await self._proven(ls, ref)
         if proven is None or proven.edit is None:
@@ -471,16 +471,16 @@ class Fixes:
         return bool(result and result.applied)
 
 
-def register(server: "TritonLensServer") -> None:
+def register(server: "Host") -> None:
     fixes = Fixes()
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True))
-    async def code_action(ls: "TritonLensServer", params: types.CodeActionParams) -> list[Any]:
+    async def code_action(ls: "Host", params: types.CodeActionParams) -> list[Any]:
         return await fixes.code_action(ls, params)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
-    async def code_action_resolve(ls: "TritonLensServer", params: types.CodeAction) -> types.CodeAction:
+    async def code_action_resolve(ls: "Host", params: types.CodeAction) -> types.CodeAction:
         return await fixes.resolve(ls, params)
 
     @server.command(APPLY_FIX)

@@ -11,15 +11,16 @@ import asyncio
 import logging
 import os
 import uuid
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 
-from ..model import Finding, KernelInfo, KernelReport
+from ..model import KernelReport
+from .docstate import DocState, kernel_key
+from .host import in_daemon_thread
 
 if TYPE_CHECKING:
-    from .server import TritonLensServer
+    from .host import Host
 
 log = logging.getLogger(__name__)
 
@@ -28,67 +29,10 @@ DEBOUNCE_S = 0.5
 _TRANSIENT = {"Timeout", "WorkerCrash", "InternalError", "Cancelled"}
 
 
-def kernel_key(k: KernelInfo) -> tuple:
-    """What must stay the same for a kernel's last report to still hold: its source (with helpers, hints and configs)
-    and where it sits in the file (its findings carry line numbers)."""
-    return (k.source_hash, k.decorator_line, k.def_line, k.end_line)
-
-
-@dataclass
-class DocState:
-    uri: str
-    path: str
-    version: int | None = None
-    generation: int = 0
-    kernels: dict[str, KernelReport] = field(default_factory=dict)  # name -> latest report
-    infos: dict[str, KernelInfo] = field(default_factory=dict)  # name -> as discovered in the compiled text
-    keys: dict[str, tuple] = field(default_factory=dict)  # name -> kernel_key of the report we hold
-    file_findings: list[Finding] = field(default_factory=list)
-    text: str = ""  # the text the reports were made from (set when every kernel of it is done)
-    seen_text: str | None = None  # the text of the latest compile, as soon as its kernels are discovered
-    seen_infos: dict[str, KernelInfo] = field(default_factory=dict)  # its kernels, by key
-    group: str | None = None  # job group of the compile in flight
-    debounce: asyncio.TimerHandle | None = None
-    task: asyncio.Task | None = None
-    crashed: str | None = None  # an internal error of the last compile, shown as a diagnostic
-
-    def findings(self) -> list[Finding]:
-        out = list(self.file_findings)
-        for kr in self.kernels.values():
-            out.extend(kr.findings)
-        return sorted(out, key=Finding.sort_key)
-
-    def kernel_named(self, name: str, line: int | None = None) -> KernelReport | None:
-        """The report for a kernel a client names: by key, else by name (the definition holding 1-based `line` when
-        several branches define that name)."""
-        if name in self.kernels:
-            return self.kernels[name]
-        same = [kr for kr in self.kernels.values() if kr.name == name]
-        if line is not None:
-            for kr in same:
-                if kr.kernel.decorator_line <= line <= kr.kernel.end_line:
-                    return kr
-        return same[0] if same else None
-
-    def current(self, name: str, line: int | None, text: str) -> KernelReport | None:
-        """The report for kernel `name` if it holds for `text` (the buffer): made from it, or from an earlier text
-        in which the kernel had the same source at the same place. None while its compile is still to come."""
-        kr = self.kernel_named(name, line) if text == self.seen_text else None
-        info = self.seen_infos.get(kr.kernel.key) if kr is not None else None
-        return kr if info is not None and kernel_key(info) == kernel_key(kr.kernel) else None
-
-    def kernel_at(self, line: int) -> KernelReport | None:
-        """The kernel whose decorators, hint lines or body hold 1-based `line`."""
-        for kr in self.kernels.values():
-            k = kr.kernel
-            first = min([k.decorator_line] + [h.line for h in k.hints])
-            if first <= line <= k.end_line:
-                return kr
-        return None
-
-
 class CompileScheduler:
-    def __init__(self, server: "TritonLensServer") -> None:
+    debounce_s = DEBOUNCE_S  # didChange → compile, with compileOn: change
+
+    def __init__(self, server: "Host") -> None:
         self.server = server
         self.docs: dict[str, DocState] = {}
         self.listeners: list[Callable[[DocState], None]] = []  # called after each publish (tests, watchers)
@@ -132,7 +76,7 @@ class CompileScheduler:
     def cancel_all(self) -> None:
         """Stop every compile now (shutdown): queued jobs never start and running workers are killed at once, so
         the process can exit without waiting for a compile (or a module that sleeps) to finish."""
-        checker = self.server._checker
+        checker = self.server.running_checker
         for st in self.docs.values():
             st.generation += 1
             if st.debounce is not None:
@@ -151,7 +95,7 @@ class CompileScheduler:
 
     # ------------------------------------------------------------------ one compile
     def _cancel_group(self, st: DocState) -> None:
-        if st.group is not None and self.server._checker is not None:
+        if st.group is not None and self.server.running_checker is not None:
             group = st.group
             self.run_in_thread(lambda: self.server.checker.service.cancel(group))
 
@@ -172,8 +116,8 @@ class CompileScheduler:
             await self._compile(st, gen, group, progress)
             st.crashed = None
         except asyncio.CancelledError:  # the event loop is closing (the client went away): stop the compile too
-            if self.server._checker is not None:
-                self.server._checker.service.cancel(group, kill_after=0)
+            if self.server.running_checker is not None:
+                self.server.running_checker.service.cancel(group, kill_after=0)
             raise
         except Exception as exc:  # noqa: BLE001 — a bug must cost one compile, not the server
             log.exception("compile of %s failed", st.uri)
@@ -191,7 +135,6 @@ class CompileScheduler:
     async def _compile(self, st: DocState, gen: int, group: str, progress: "_Progress") -> None:
         from ..discover import discover
         from ..pipeline import is_device_helper, find_workspace_root
-        from .server import in_daemon_thread
 
         server = self.server
         doc = server.workspace.get_text_document(st.uri)
@@ -273,7 +216,7 @@ def _transient(kr: KernelReport) -> bool:
 class _Progress:
     """`$/progress` for one compile, when the client supports server-initiated progress."""
 
-    def __init__(self, server: "TritonLensServer") -> None:
+    def __init__(self, server: "Host") -> None:
         self.server = server
         self.token: str | None = None
 

@@ -11,8 +11,8 @@ from ..ir.linemap import same_file
 from ..model import Finding
 
 if TYPE_CHECKING:
-    from .compiling import DocState
-    from .server import TritonLensServer
+    from .docstate import DocState
+    from .host import Host
 
 SOURCE = "tritonlens"
 _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
@@ -81,26 +81,24 @@ def diagnostics_for(st: "DocState") -> list[types.Diagnostic]:
     return out
 
 
-def register(server: "TritonLensServer") -> None:
+def register(server: "Host") -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: "TritonLensServer", params: types.DidOpenTextDocumentParams) -> None:
+    def did_open(ls: "Host", params: types.DidOpenTextDocumentParams) -> None:
         if _is_python(params.text_document.uri, params.text_document.language_id):
             ls.scheduler.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: "TritonLensServer", params: types.DidSaveTextDocumentParams) -> None:
+    def did_save(ls: "Host", params: types.DidSaveTextDocumentParams) -> None:
         if _is_python(params.text_document.uri):
             ls.scheduler.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: "TritonLensServer", params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(ls: "Host", params: types.DidChangeTextDocumentParams) -> None:
         if ls.settings.compile_on == "change" and _is_python(params.text_document.uri):
-            from .compiling import DEBOUNCE_S
-
-            ls.scheduler.schedule(params.text_document.uri, delay=DEBOUNCE_S)
+            ls.scheduler.schedule(params.text_document.uri, delay=ls.scheduler.debounce_s)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: "TritonLensServer", params: types.DidCloseTextDocumentParams) -> None:
+    def did_close(ls: "Host", params: types.DidCloseTextDocumentParams) -> None:
         ls.scheduler.forget(params.text_document.uri)
 
 

@@ -12,7 +12,7 @@ from .irviews import STAGE_TITLES, compiled_specs, fmt_bytes, summary, view_for
 
 if TYPE_CHECKING:
     from ..model import KernelReport
-    from .server import TritonLensServer
+    from .host import Host
 
 SHOW_IR = "tritonlens.showIr"
 _LINE_STAGES = ("ttgir", "ptx", "sass", "amdgcn")
@@ -100,9 +100,9 @@ def metrics_table(uri: str, kr: "KernelReport", settings) -> str:
     return "\n\n".join(out)
 
 
-def register(server: "TritonLensServer") -> None:
+def register(server: "Host") -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: "TritonLensServer", params: types.HoverParams) -> types.Hover | None:
+    def hover(ls: "Host", params: types.HoverParams) -> types.Hover | None:
         st = ls.scheduler.state(params.text_document.uri)
         if st is None:
             return None

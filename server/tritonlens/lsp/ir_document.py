@@ -12,7 +12,7 @@ from lsprotocol import types
 from .irviews import LANGUAGE_IDS, compiled_specs, view_for
 
 if TYPE_CHECKING:
-    from .server import TritonLensServer
+    from .host import Host
 
 IR_DOCUMENT = "tritonlens/irDocument"
 
@@ -23,7 +23,7 @@ def _get(params: Any, key: str, default: Any = None) -> Any:
     return getattr(params, key, default)
 
 
-def ir_document(ls: "TritonLensServer", params: Any) -> dict[str, Any] | None:
+def ir_document(ls: "Host", params: Any) -> dict[str, Any] | None:
     st = ls.scheduler.state(str(_get(params, "uri", "")))
     if st is None:
         return None
@@ -64,9 +64,9 @@ def _holds(have: Any, path: str | None, digest: str | None) -> bool:
     return _get(have, "hash") == digest and _get(have, "path") == path
 
 
-def register(server: "TritonLensServer") -> None:
+def register(server: "Host") -> None:
     @server.feature(IR_DOCUMENT)
-    def handle(ls: "TritonLensServer", params: Any) -> dict[str, Any] | None:
+    def handle(ls: "Host", params: Any) -> dict[str, Any] | None:
         try:
             return ir_document(ls, params)
         except Exception as exc:  # noqa: BLE001

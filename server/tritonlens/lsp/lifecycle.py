@@ -8,19 +8,19 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from .server import TritonLensServer
+    from .host import Host
 
 RECOMPILE = "tritonlens.recompile"
 
 
-def register(server: "TritonLensServer") -> None:
+def register(server: "Host") -> None:
     @server.feature(types.INITIALIZE)
-    def initialize(ls: "TritonLensServer", params: types.InitializeParams) -> None:
+    def initialize(ls: "Host", params: types.InitializeParams) -> None:
         ls.apply_settings(params.initialization_options, "initializationOptions")
         ls.workspace_root = _root_path(params)
 
     @server.feature(types.INITIALIZED)
-    def initialized(ls: "TritonLensServer", params: types.InitializedParams) -> None:
+    def initialized(ls: "Host", params: types.InitializedParams) -> None:
         from .status import send_status
         from .watch import start_watcher
 
@@ -33,7 +33,7 @@ def register(server: "TritonLensServer") -> None:
         send_status(ls, "idle", "ready")
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(ls: "TritonLensServer", params: types.DidChangeConfigurationParams) -> None:
+    def did_change_configuration(ls: "Host", params: types.DidChangeConfigurationParams) -> None:
         if params.settings is None:  # a pull-model client: nothing sent, nothing changed
             return
         if ls.apply_settings(params.settings, "workspace/didChangeConfiguration"):
@@ -53,7 +53,7 @@ def register(server: "TritonLensServer") -> None:
             ls.scheduler.schedule_all(full=True)
 
     @server.feature(types.SHUTDOWN)
-    def shutdown(ls: "TritonLensServer", params: None) -> None:
+    def shutdown(ls: "Host", params: None) -> None:
         ls.close()
 
 

@@ -9,7 +9,7 @@ from lsprotocol import types
 
 if TYPE_CHECKING:
     from ..model import KernelReport
-    from .server import TritonLensServer
+    from .host import Host
 
 PROFILE = "tritonlens.profileKernel"
 
@@ -31,7 +31,7 @@ def profile_lens(uri: str, kr: "KernelReport", captures: list[dict[str, Any]], g
         title="Profile this kernel (ncu)", command=PROFILE, arguments=[{"uri": uri, "kernel": kr.name}]))
 
 
-def lens_for(ls: "TritonLensServer", uri: str, kr: "KernelReport") -> types.CodeLens | None:
+def lens_for(ls: "Host", uri: str, kr: "KernelReport") -> types.CodeLens | None:
     from ..captures import load_captures
     from ..pipeline import find_workspace_root
     from ..profile import can_profile
@@ -46,7 +46,7 @@ def lens_for(ls: "TritonLensServer", uri: str, kr: "KernelReport") -> types.Code
     return profile_lens(uri, kr, caps, ready)
 
 
-def register(server: "TritonLensServer") -> None:
+def register(server: "Host") -> None:
     @server.command(PROFILE)
     async def profile_kernel(ls, *args: Any) -> "dict[str, Any] | None":  # no type-checking-only hints: see lifecycle
         from ..pipeline import find_workspace_root

@@ -1,15 +1,14 @@
 """The language server: `create_server()` builds one; `main()` runs it on stdio (`tritonlens serve`).
 
-Handlers live in one module per feature and stay thin: they read the latest `FileReport` pieces kept by
-`compiling.CompileScheduler` and call the core (pipeline, checks, ir). Nothing here blocks the event loop: compiles
+Handlers live in one module per feature and stay thin: they see the server only as a `host.Host` (no feature
+imports this file), read the latest reports kept by `compiling.CompileScheduler` and call the core (pipeline,
+checks, ir). Nothing here blocks the event loop: compiles
 run in a thread that waits on the worker processes.
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import threading
 import traceback
 from typing import Any
 
@@ -22,33 +21,9 @@ from ..settings import Settings
 log = logging.getLogger(__name__)
 
 
-async def in_daemon_thread(fn, *args, **kwargs):
-    """`asyncio.to_thread` for calls that wait on compiles: the default executor's threads are joined when the event
-    loop closes and at interpreter exit, so a compile stuck in user code (`time.sleep(600)` at module level) would
-    keep the process alive after the client has gone. A daemon thread is never waited for."""
-    loop = asyncio.get_running_loop()
-    fut = loop.create_future()
-
-    def settle(result, exc) -> None:
-        if not fut.done():
-            fut.set_exception(exc) if exc is not None else fut.set_result(result)
-
-    def run() -> None:
-        try:
-            result, exc = fn(*args, **kwargs), None
-        except BaseException as e:  # noqa: BLE001 — handed to the awaiting coroutine
-            result, exc = None, e
-        try:
-            loop.call_soon_threadsafe(settle, result, exc)
-        except RuntimeError:  # the loop is closed: nobody is waiting any more
-            pass
-
-    threading.Thread(target=run, daemon=True, name=f"tritonlens-{getattr(fn, '__name__', 'call')}").start()
-    return await fut
-
-
 class TritonLensServer(LanguageServer):
-    """A pygls server holding the settings, the `Checker` and the per-document compile state."""
+    """A pygls server holding the settings, the `Checker` and the per-document compile state: the `host.Host` that
+    every feature module is given (they never import this file)."""
 
     def __init__(self) -> None:
         super().__init__("tritonlens", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
@@ -67,6 +42,11 @@ class TritonLensServer(LanguageServer):
             from ..pipeline import Checker
 
             self._checker = Checker(self.settings)
+        return self._checker
+
+    @property
+    def running_checker(self):
+        """The `Checker` if one was made: cancelling must not start a worker pool."""
         return self._checker
 
     def apply_settings(self, raw: Any, origin: str) -> bool:

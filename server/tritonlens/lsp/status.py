@@ -4,12 +4,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .server import TritonLensServer
+    from .host import Host
 
 STATUS = "tritonlens/status"
 
 
-def send_status(server: "TritonLensServer", state: str, message: str = "") -> None:
+def send_status(server: "Host", state: str, message: str = "") -> None:
     from ..targets import resolve_target
 
     findings = [f for st in server.scheduler.docs.values() for f in st.findings()]

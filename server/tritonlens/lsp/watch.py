@@ -7,15 +7,15 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .compiling import DocState
-    from .server import TritonLensServer
+    from .docstate import DocState
+    from .host import Host
 
 log = logging.getLogger(__name__)
 SETTLE_S = 0.3  # editors write a file in several steps
 
 
 class Watcher:
-    def __init__(self, server: "TritonLensServer", root: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, server: "Host", root: str, loop: asyncio.AbstractEventLoop) -> None:
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
 
@@ -90,7 +90,7 @@ def _imports(st: "DocState", path: str, root: str) -> bool:
                for n in names | {stem})
 
 
-def start_watcher(server: "TritonLensServer") -> None:
+def start_watcher(server: "Host") -> None:
     root = getattr(server, "workspace_root", None)
     if not root or not os.path.isdir(root):
         return
