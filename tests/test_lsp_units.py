@@ -99,7 +99,9 @@ def test_capture_lens_on_a_kernel_without_a_complete_spec(checker, tmp_path):
     assert lens.command.title == "Capture launches (cuda:90)" and lens.command.command == CAPTURE
     assert lens.command.arguments[0]["kernel"] == "scale" and lens.command.arguments[0]["gpu"] == "cuda:90"
     assert lens.range.start.line == 4  # the decorator
-    on_cpu = capture_lens(uri, missing, None)
-    assert on_cpu.command.title == "Capture launches: needs a GPU (how to)" and on_cpu.command.arguments[0]["gpu"] is None
+    assert lens.command.arguments[0]["noGpu"] is None
+    on_cpu = capture_lens(uri, missing, None, "cuda:80")
+    assert on_cpu.command.title == "Capture launches without a GPU" and on_cpu.command.command == CAPTURE
+    assert on_cpu.command.arguments[0]["gpu"] is None and on_cpu.command.arguments[0]["noGpu"] == "cuda:80"
     complete = checker.check_file(os.path.join(EXAMPLES, "vector_add.py")).kernels[0]
     assert capture_lens(uri, complete, "cuda:90") is None  # compiled from its hint: nothing to capture

@@ -1,7 +1,8 @@
 // "Capture launches": run the user's command (tritonlens.captureCommand) under `tritonlens capture` in the
-// workspace, on the local GPU, with its output in the output channel; cancellable. The server's lens
-// (`tritonlens.capture`, arguments [{uri, kernel, gpu, doc}]) offers it on kernels without a complete spec; the
-// captures file it writes is watched by the server, and a recompile is asked for too.
+// workspace, on the local GPU — or, where none is visible, `tritonlens capture --no-gpu --target T` (launches
+// recorded for target T, no kernel run) — with its output in the output channel; cancellable. The server's lens
+// (`tritonlens.capture`, arguments [{uri, kernel, gpu, noGpu, doc}]) offers it on kernels without a complete spec;
+// the captures file it writes is watched by the server, and a recompile is asked for too.
 
 export const CAPTURE_COMMAND = 'tritonlens.capture';
 
@@ -10,6 +11,8 @@ export interface CaptureTarget {
   kernel: string;
   /** The local GPU's target (e.g. "cuda:90"), or null when the server saw none. */
   gpu: string | null;
+  /** Without a GPU: the target a capture records its launches for (`capture --no-gpu --target`), else null. */
+  noGpu: string | null;
   doc: string;
 }
 
@@ -26,6 +29,7 @@ export function parseCaptureArgs(args: unknown): CaptureTarget | undefined {
     uri: a.uri,
     kernel: a.kernel,
     gpu: typeof a.gpu === 'string' && a.gpu ? a.gpu : null,
+    noGpu: typeof a.noGpu === 'string' && /^[a-z]+:\w+$/.test(a.noGpu) ? a.noGpu : null,
     doc: typeof a.doc === 'string' ? a.doc : '',
   };
 }
@@ -80,10 +84,15 @@ export function splitCommandLine(line: string): string[] | undefined {
   return words;
 }
 
-/** `<python> -m tritonlens capture -- <the user's command>`. */
-export function captureInvocation(python: readonly string[], words: readonly string[]): { command: string; args: string[] } {
+/** `<python> -m tritonlens capture [--no-gpu --target T] -- <the user's command>`. */
+export function captureInvocation(
+  python: readonly string[],
+  words: readonly string[],
+  noGpu: string | null = null,
+): { command: string; args: string[] } {
   const [command, ...pre] = python;
-  return { command, args: [...pre, '-m', 'tritonlens', 'capture', '--', ...words] };
+  const mode = noGpu ? ['--no-gpu', '--target', noGpu] : [];
+  return { command, args: [...pre, '-m', 'tritonlens', 'capture', ...mode, '--', ...words] };
 }
 
 /** What the lens's click does, decided before anything runs. */
@@ -92,13 +101,14 @@ export type CapturePlan =
   | { kind: 'no-gpu'; message: string; doc: string }
   | { kind: 'ask-command' }
   | { kind: 'bad-command'; message: string }
-  | { kind: 'run'; words: string[] };
+  | { kind: 'run'; words: string[]; noGpu: string | null };
 
 export function planCapture(target: CaptureTarget, trusted: boolean, commandLine: string): CapturePlan {
   if (!trusted) {
     return { kind: 'untrusted' };
   }
-  if (!target.gpu) {
+  if (!target.gpu && !target.noGpu) {
+    // A server that offers no capture without a GPU: only say how to get captures.
     return {
       kind: 'no-gpu',
       doc: target.doc,
@@ -115,7 +125,7 @@ export function planCapture(target: CaptureTarget, trusted: boolean, commandLine
   if (!words || words.length === 0) {
     return { kind: 'bad-command', message: `tritonlens.captureCommand has an unterminated quote: ${commandLine}` };
   }
-  return { kind: 'run', words };
+  return { kind: 'run', words, noGpu: target.gpu ? null : target.noGpu };
 }
 
 /** The part of a child process a capture run needs (Node's ChildProcess fits). */
@@ -232,10 +242,11 @@ export async function captureLaunches(args: unknown, deps: CaptureDeps): Promise
     return undefined;
   }
   const words = plan.words;
-  const { command, args: argv } = captureInvocation(python.command, words);
+  const { command, args: argv } = captureInvocation(python.command, words, plan.noGpu);
   const cwd = deps.cwd();
   deps.log(`$ ${[command, ...argv].join(' ')}${cwd ? `  (in ${cwd})` : ''}`, 'info');
-  const result = await deps.progress(`tritonlens: capturing launches of ${words.join(' ')}`, (onCancel, report) => {
+  const how = plan.noGpu ? ` without a GPU (for ${plan.noGpu})` : '';
+  const result = await deps.progress(`tritonlens: capturing launches${how} of ${words.join(' ')}`, (onCancel, report) => {
     let child: ChildLike | undefined;
     return runCapture(
       () => (child = deps.spawn(command, argv, cwd, python.env)),
@@ -254,6 +265,13 @@ export async function captureLaunches(args: unknown, deps: CaptureDeps): Promise
   } else if (result.ok) {
     void deps.message('info', `tritonlens: launches captured; re-checking ${target.kernel}.`);
     await deps.recompile(target.uri);
+  } else if (plan.noGpu) {
+    // Host code that needs torch.cuda cannot run here: the output names the first such call.
+    const failed = `tritonlens: the capture without a GPU failed (${result.error ?? `exit code ${result.code}`}); ` +
+      'see Output — a program that needs torch.cuda must take its device from a variable (CPU tensors here).';
+    if ((await deps.message('error', failed, 'Open docs')) && target.doc) {
+      await deps.openExternal(target.doc);
+    }
   } else {
     void deps.message('error', `tritonlens: the capture failed (${result.error ?? `exit code ${result.code}`}); see Output.`);
   }

@@ -17,14 +17,18 @@ test('capture: the command line is split like a shell does for plain words', () 
 });
 
 test('capture: refused untrusted, explained without a GPU, asked for when unset', () => {
-  const target = { uri: 'file:///ws/k.py', kernel: 'k', gpu: 'cuda:90', doc: 'd' };
+  const target = { uri: 'file:///ws/k.py', kernel: 'k', gpu: 'cuda:90', noGpu: null, doc: 'd' };
   assert.equal(planCapture(target, false, 'pytest').kind, 'untrusted');
   const cpu = planCapture({ ...target, gpu: null }, true, 'pytest');
   assert.equal(cpu.kind, 'no-gpu');
   assert.match(cpu.kind === 'no-gpu' ? cpu.message : '', /GPU machine.*captures\.jsonl.*hint/s);
   assert.equal(planCapture(target, true, '  ').kind, 'ask-command');
   assert.equal(planCapture(target, true, 'pytest "x').kind, 'bad-command');
-  assert.deepEqual(planCapture(target, true, 'pytest -x'), { kind: 'run', words: ['pytest', '-x'] });
+  assert.deepEqual(planCapture(target, true, 'pytest -x'), { kind: 'run', words: ['pytest', '-x'], noGpu: null });
+  const noGpu = { ...target, gpu: null, noGpu: 'cuda:90' };
+  assert.deepEqual(planCapture(noGpu, true, 'pytest -x'), { kind: 'run', words: ['pytest', '-x'], noGpu: 'cuda:90' });
+  assert.equal(planCapture(noGpu, false, 'pytest -x').kind, 'untrusted');
+  assert.equal(planCapture(noGpu, true, '').kind, 'ask-command');
 });
 
 /** A child process that the test ends by hand; `stopped` says whether Cancel reached it. */
@@ -98,7 +102,52 @@ test('capture: Cancel stops the process group and recompiles nothing', async () 
   assert.deepEqual(seen.recompiled, []);
 });
 
-test('capture: without a GPU only the way to get captures is shown; nothing runs', async () => {
+const NO_GPU_ARGS = [{ ...LENS_ARGS[0], gpu: null, noGpu: 'cuda:90' }];
+
+test('capture without a GPU: runs capture --no-gpu for the target, streams, then recompiles', async () => {
+  const { deps, seen, child } = fakeDeps();
+  const titles: string[] = [];
+  deps.progress = (title, task) => (titles.push(title), task(() => undefined, () => undefined));
+  const running = captureLaunches(NO_GPU_ARGS, deps);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(seen.spawned, [{
+    command: '/venv/bin/python',
+    args: ['-m', 'tritonlens', 'capture', '--no-gpu', '--target', 'cuda:90', '--', 'pytest', 'tests/test_rms_norm.py', '-x'],
+    cwd: '/ws',
+  }]);
+  assert.match(titles[0], /without a GPU \(for cuda:90\)/);
+  child.stdout.emit('data', 'recorded 4 launches\n');
+  child.emit('close', 0, null);
+  assert.equal((await running)?.ok, true);
+  assert.ok(seen.logs.includes('recorded 4 launches'));
+  assert.deepEqual(seen.recompiled, ['file:///ws/k.py']);
+});
+
+test('capture without a GPU: Cancel stops it; a failure (torch.cuda) points at the docs; untrusted runs nothing', async () => {
+  const cancelled = fakeDeps();
+  const running = captureLaunches(NO_GPU_ARGS, cancelled.deps);
+  await new Promise((r) => setImmediate(r));
+  cancelled.cancel();
+  assert.equal((await running)?.cancelled, true);
+  assert.equal(cancelled.child.stopped, true);
+  assert.deepEqual(cancelled.seen.recompiled, []);
+
+  const failing = fakeDeps();
+  const run2 = captureLaunches(NO_GPU_ARGS, failing.deps);
+  await new Promise((r) => setImmediate(r));
+  failing.child.stderr.emit('data', 'tritonlens capture: torch.cuda.synchronize needs a GPU\n');
+  failing.child.emit('close', 3, null);
+  assert.equal((await run2)?.ok, false);
+  assert.deepEqual(failing.seen.recompiled, []);
+  assert.match(failing.seen.messages.at(-1) ?? '', /without a GPU failed.*torch\.cuda/);
+  assert.deepEqual(failing.seen.opened, ['https://example.org/gpu.md']);
+
+  const untrusted = fakeDeps({ trusted: () => false });
+  await captureLaunches(NO_GPU_ARGS, untrusted.deps);
+  assert.deepEqual(untrusted.seen.spawned, []);
+});
+
+test('capture: from a server without the no-GPU capture only the way to get captures is shown', async () => {
   const { deps, seen } = fakeDeps();
   await captureLaunches([{ ...LENS_ARGS[0], gpu: null }], deps);
   assert.deepEqual(seen.spawned, []);

@@ -1,7 +1,9 @@
 """"Capture launches": a code lens on a kernel that has no complete spec, which the client (command
 `tritonlens.capture`, client/src/capture.ts) turns into `tritonlens capture -- <tritonlens.captureCommand>` in the
-workspace; the watched captures file then re-checks the document. A capture needs the kernel to really launch, so
-where no GPU is visible the lens says so, and its command only explains what to do instead."""
+workspace; the watched captures file then re-checks the document. Where no GPU is visible the lens offers the
+capture without one instead (`tritonlens capture --no-gpu --target T -- ...`: Triton's launch path records each
+launch's specialization for target T and runs no kernel), which works for programs whose host code runs on CPU
+tensors."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -20,18 +22,25 @@ def needs_capture(kr: "KernelReport") -> bool:
     return any(f.code == "SRC002" for f in kr.findings)
 
 
-def capture_lens(uri: str, kr: "KernelReport", gpu: str | None) -> types.CodeLens | None:
-    """The lens, or None when the kernel's specs are complete. `gpu` is the local GPU's target (None: none)."""
+def capture_lens(uri: str, kr: "KernelReport", gpu: str | None, target: str = "cuda:90") -> types.CodeLens | None:
+    """The lens, or None when the kernel's specs are complete. `gpu` is the local GPU's target (None: none);
+    `target` the one compiled for, which a capture without a GPU records its launches for."""
     if not needs_capture(kr):
         return None
     line = kr.kernel.decorator_line - 1
     rng = types.Range(types.Position(line, 0), types.Position(line, 0))
-    arg = {"uri": uri, "kernel": kr.name, "gpu": gpu, "doc": GPU_DOC}
-    title = f"Capture launches ({gpu})" if gpu else "Capture launches: needs a GPU (how to)"
+    arg = {"uri": uri, "kernel": kr.name, "gpu": gpu, "noGpu": None if gpu else target, "doc": GPU_DOC}
+    title = f"Capture launches ({gpu})" if gpu else "Capture launches without a GPU"
     return types.CodeLens(range=rng, command=types.Command(title=title, command=CAPTURE, arguments=[arg]))
 
 
-def lens_for(uri: str, kr: "KernelReport") -> types.CodeLens | None:
-    from ..targets import local_gpu_target
+def lens_for(uri: str, kr: "KernelReport", target_setting: str) -> types.CodeLens | None:
+    if not needs_capture(kr):
+        return None
+    from ..targets import local_gpu_target, resolve_target
 
-    return capture_lens(uri, kr, local_gpu_target() if needs_capture(kr) else None)
+    try:
+        target = resolve_target(target_setting)
+    except Exception:  # noqa: BLE001 — a bad setting was reported when it came; the default is cuda:90
+        target = "cuda:90"
+    return capture_lens(uri, kr, local_gpu_target(), target)

@@ -17,7 +17,7 @@ from .profiling import lens_for as profile_lens_for
 
 if TYPE_CHECKING:
     from ..model import KernelReport
-    from .server import TritonLensServer
+    from .host import Host
 
 
 def kernel_summary(kr: "KernelReport", settings) -> str:
@@ -91,13 +91,13 @@ class KernelChanges:
         return held[1]
 
 
-def register(server: "TritonLensServer") -> None:
+def register(server: "Host") -> None:
     changes = KernelChanges()
     server.kernel_changes = changes  # type: ignore[attr-defined]  — the def-line hover reads it too
     server.scheduler.listeners.append(changes.observe)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: "TritonLensServer", params: types.CodeLensParams) -> list[types.CodeLens]:
+    def code_lens(ls: "Host", params: types.CodeLensParams) -> list[types.CodeLens]:
         st = ls.scheduler.state(params.text_document.uri)
         if st is None:
             return []
@@ -107,7 +107,7 @@ def register(server: "TritonLensServer") -> None:
                 out.extend(lenses_for(st.uri, kr, ls.settings, changes.text(st.uri, st.path, kr)))
                 if (prof := profile_lens_for(ls, st.uri, kr)) is not None:
                     out.append(prof)
-                if (capture := capture_lens_for(st.uri, kr)) is not None:
+                if (capture := capture_lens_for(st.uri, kr, ls.settings.target)) is not None:
                     out.append(capture)
             except Exception as exc:  # noqa: BLE001
                 ls.log(f"code lens failed on {kr.name}: {type(exc).__name__}: {exc}", types.MessageType.Error)
