@@ -530,3 +530,22 @@ def test_kernels_that_do_not_compile_keep_their_findings(checker, tmp_path):
     k = page.kernel("bad_shape", "broken.py")
     assert page.find("div", "finding", kernel=k, data_code="SRC001", data_line="14")
     assert "did not compile" in page.text(page.find("div", "compile-error", kernel=k)[0])
+
+
+def test_report_with_a_baseline_says_what_changed_per_kernel(tmp_path, monkeypatch):
+    """`report --baseline`: the page says, per kernel, what changed since the baseline (from the same comparison
+    `diff` and `check --baseline` make) — here the hint that makes n_elements a multiple of 16 widens the loads."""
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "bad",
+                       "vector_add_unaligned.py")
+    (tmp_path / ".git").mkdir()
+    kernel = tmp_path / "k.py"
+    shutil.copy(src, kernel)
+    monkeypatch.chdir(tmp_path)
+    assert main(["baseline", "save", "k.py", "--target", "cuda:90"]) == 0
+    kernel.write_text(kernel.read_text().replace("n_elements=i32", "n_elements=i32%16"))
+    assert main(["report", "k.py", "-o", "r.html", "--target", "cuda:90",
+                 "--baseline", ".tritonlens/baseline.json"]) == 0
+    html = (tmp_path / "r.html").read_text()
+    assert '<div class="baseline"><h3>since the baseline</h3>' in html
+    assert re.search(r"ld\.global widths 16×32-bit → 4×128-bit.*PTX001 -2", html)
+    assert main(["report", "k.py", "-o", "r2.html", "--baseline", "missing.json"]) == 2

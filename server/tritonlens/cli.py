@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--output", "-o", metavar="FILE.html", required=True)
     r.add_argument("--title", default="tritonlens report")
     _compile_flags(r)
-    # `--baseline FILE` belongs here once it is wired: its per-kernel changes go to html_report's `baseline=`.
+    r.add_argument("--baseline", metavar="FILE", help="show what changed in each kernel since this baseline")
 
     e = sub.add_parser("explain", help="what a rule code means and how to fix it")
     e.add_argument("code")
@@ -587,10 +587,25 @@ def _print_diff(cmp, diffs: dict, base_file: str) -> None:
 def cmd_report(args) -> int:
     from .html_report import write_report
 
+    changes = None
+    if args.baseline:
+        from .baseline import read_baseline, since_baseline
+
+        base, why = read_baseline(args.baseline)
+        if base is None:
+            print(f"tritonlens report: {why}", file=sys.stderr)
+            return EXIT_ERROR
     reports = _file_reports(args)
     if reports is None:
         return EXIT_ERROR
-    stats = write_report(reports, args.output, _settings_from(args), title=args.title)
+    if args.baseline:
+        rel = _rel_to(_baseline_root(args.baseline))
+        changes = {}
+        for report in reports:
+            for kr in report.kernels:
+                said = since_baseline(base, rel(report.path), kr)
+                changes[f"{_rel(report.path)}::{kr.kernel.name}"] = [said] if said else []
+    stats = write_report(reports, args.output, _settings_from(args), title=args.title, baseline=changes)
     print(f"report of {stats.kernels} kernel(s), {stats.specs} spec(s) written to {_rel(args.output)} "
           f"({_bytes(stats.bytes)})")
     return EXIT_OK
