@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .linemap import LineMap, SrcLoc, pick_frames, same_file
+from .linemap import LineMap, SrcLoc, decimal, pick_frames, same_file
 from .ptx import _parse_loc_comment, _quoted
 
 _SUFFIX_BITS = {"byte": 8, "ubyte": 8, "sbyte": 8, "short": 16, "ushort": 16, "sshort": 16, "dword": 32,
@@ -81,12 +81,13 @@ def parse_amdgcn(text: str, kernel_file: str | None = None) -> GcnModule:
             declared.add(s[5:].split(",", 1)[0].strip())
         if s.startswith(".file"):
             parts = s.split(None, 2)
-            if len(parts) >= 3 and parts[1].isdigit():
+            fno = decimal(parts[1]) if len(parts) >= 3 else None
+            if fno is not None:
                 q = _quoted(parts[2])  # "dir" "name" [md5 0x...] or "path"
                 if len(q) >= 2:
-                    files[int(parts[1])] = q[1] if q[1].startswith("/") else q[0].rstrip("/") + "/" + q[1]
+                    files[fno] = q[1] if q[1].startswith("/") else q[0].rstrip("/") + "/" + q[1]
                 elif q:
-                    files[int(parts[1])] = q[0]
+                    files[fno] = q[0]
 
     instrs: list[GcnInstr] = []
     linemap = LineMap("amdgcn")
@@ -101,13 +102,13 @@ def parse_amdgcn(text: str, kernel_file: str | None = None) -> GcnModule:
         code = code.strip()
         if code.startswith(".loc"):
             parts = code.split()
-            if len(parts) >= 4 and parts[1].isdigit() and parts[2].isdigit():
-                line_no = int(parts[2])
+            fno, line_no = (decimal(parts[1]), decimal(parts[2])) if len(parts) >= 4 else (None, None)
+            if fno is not None and line_no is not None:
                 if line_no == 0:
                     loc = inner = None
                     continue
-                path = files.get(int(parts[1]), parts[1])
-                col = int(parts[3]) if parts[3].isdigit() else 0
+                path = files.get(fno, parts[1])
+                col = decimal(parts[3]) or 0
                 frames = [SrcLoc(path, line_no, col)]
                 for f, ln, cl in _parse_loc_comment(comment)[1:]:
                     frames.append(SrcLoc(path if same_file(path, f) else f, ln, cl))

@@ -17,6 +17,12 @@ class SrcLoc:
         return f"{self.file}:{self.line}:{self.col}"
 
 
+def decimal(text: str) -> int | None:
+    """A line, column or file number of IR text; None for anything else. Bounded: a corrupt file's 10,000-digit
+    "number" is no line (and int() refuses it)."""
+    return int(text) if text.isdecimal() and len(text) <= 18 else None
+
+
 def _norm(path: str) -> str:
     return path.replace("\\", "/").rstrip("/")
 

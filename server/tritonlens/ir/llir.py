@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..source import split_top_level
-from .linemap import LineMap, SrcLoc, pick_frames
+from .linemap import LineMap, SrcLoc, decimal, pick_frames
 
 
 @dataclass
@@ -35,9 +35,14 @@ def _dbg_ref(line: str) -> str | None:
         return None
     j = pos + 5
     k = j + 1
-    while k < len(line) and line[k].isdigit():
+    while k < len(line) and line[k].isdecimal():
         k += 1
     return line[j:k] if k > j + 1 else None
+
+
+def _number(text: str | None) -> int:
+    """A metadata field's non-negative integer; 0 for anything else (a corrupt or truncated file)."""
+    return (decimal(text) if text else None) or 0
 
 
 def parse_llir(text: str, kernel_file: str | None = None) -> LlirModule:
@@ -85,9 +90,8 @@ def parse_llir(text: str, kernel_file: str | None = None) -> LlirModule:
             if node is None or node[0] != "DILocation":
                 break
             f = node[1]
-            line = int(f.get("line", "0") or 0)
-            col = int(f.get("column", "0") or 0)
-            if line:
+            line, col = _number(f.get("line")), _number(f.get("column"))
+            if line > 0:
                 chain.append(SrcLoc(file_of(f.get("scope")), line, col))
             cur = f.get("inlinedAt")
         memo[ref] = chain

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .linemap import LineMap, SrcLoc, pick_frames
+from .linemap import LineMap, SrcLoc, decimal, pick_frames
 
 LOOP_OPS = ("scf.for", "scf.while", "scf.forall", "scf.parallel")
 
@@ -94,6 +94,9 @@ def _strip_loc(line: str) -> tuple[str, str | None]:
 
 
 # ---------------------------------------------------------------- locations
+_MAX_LOC_DEPTH = 100
+
+
 class _LocParser:
     """Parses the inside of `loc(...)` into a small tree: ("file", SrcLoc) | ("ref", "#locN") | ("call", a, b) |
     ("fused", [..]) | ("unknown",)."""
@@ -101,6 +104,7 @@ class _LocParser:
     def __init__(self, text: str):
         self.s = text
         self.i = 0
+        self.depth = 0
 
     def ws(self) -> None:
         while self.i < len(self.s) and self.s[self.i] in " \t":
@@ -128,9 +132,9 @@ class _LocParser:
 
     def number(self) -> int:
         j = self.i
-        while j < len(self.s) and self.s[j].isdigit():
+        while j < len(self.s) and self.s[j].isdecimal():
             j += 1
-        val = int(self.s[self.i : j] or 0)
+        val = decimal(self.s[self.i : j]) or 0
         self.i = j
         return val
 
@@ -148,6 +152,17 @@ class _LocParser:
                     return
 
     def expr(self):
+        """One location; nesting deeper than any printer makes (a corrupt or hostile file) gives unknown."""
+        if self.depth >= _MAX_LOC_DEPTH:
+            self.i = len(self.s)
+            return ("unknown",)
+        self.depth += 1
+        try:
+            return self._expr()
+        finally:
+            self.depth -= 1
+
+    def _expr(self):
         self.ws()
         s = self.s
         if self.i >= len(s):
@@ -217,7 +232,8 @@ class _LocParser:
                     if self.peek(":"):
                         self.i += 1
                         self.number()
-                return ("file", SrcLoc(text, line, col))
+                # line 0 is no source line (a corrupt file; Triton prints loc(unknown) for compiler-made ops)
+                return ("file", SrcLoc(text, line, col)) if line > 0 else ("unknown",)
             if self.peek("("):  # named: "x"(child)
                 self.i += 1
                 child = self.expr()

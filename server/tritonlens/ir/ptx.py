@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .linemap import LineMap, SrcLoc, pick_frames, same_file
+from .linemap import LineMap, SrcLoc, decimal, pick_frames, same_file
 
 _TYPE_BITS = {"8": 8, "16": 16, "32": 32, "64": 64, "128": 128}
 
@@ -87,14 +87,14 @@ def access_width(parts: list[str], operands: str) -> tuple[int | None, int]:
     vec = 1
     elem = None
     for q in parts[1:]:
-        if len(q) >= 2 and q[0] == "v" and q[1:].isdigit():
-            vec = int(q[1:])
+        if len(q) >= 2 and q[0] == "v" and (decimal(q[1:]) or 0) > 0:
+            vec = decimal(q[1:]) or 1
         elif len(q) >= 2 and q[0] in "bsuf" and q[1:] in _TYPE_BITS and q not in ("f16x2",):
             elem = _TYPE_BITS[q[1:]]
         elif q in ("f16x2", "bf16x2"):
             elem = 32
-        elif len(q) >= 2 and q[0] == "x" and q[1:].isdigit() and parts[0] in ("ldmatrix", "stmatrix"):
-            vec = int(q[1:])
+        elif len(q) >= 2 and q[0] == "x" and (decimal(q[1:]) or 0) > 0 and parts[0] in ("ldmatrix", "stmatrix"):
+            vec = decimal(q[1:]) or 1
     if parts[0] in ("ldmatrix", "stmatrix"):
         # each 8x8 b16 matrix gives every lane one 32-bit register
         return 32 * vec, vec
@@ -121,8 +121,9 @@ def _parse_loc_comment(comment: str) -> list[tuple[str, int, int]]:
     frames = []
     for tok in comment.replace("@[", " ").replace("]", " ").split():
         bits = tok.rsplit(":", 2)
-        if len(bits) == 3 and bits[1].isdigit() and bits[2].isdigit():
-            frames.append((bits[0], int(bits[1]), int(bits[2])))
+        line, col = (decimal(bits[1]), decimal(bits[2])) if len(bits) == 3 else (None, None)
+        if line and col is not None:
+            frames.append((bits[0], line, col))
     return frames
 
 
@@ -165,12 +166,13 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
         s = raw.strip()
         if s.startswith(".file"):
             parts = s.split(None, 2)
-            if len(parts) >= 3 and parts[1].isdigit():
+            fno = decimal(parts[1]) if len(parts) >= 3 else None
+            if fno is not None:
                 q = _quoted(parts[2])
                 if len(q) >= 2 and q[1] and not q[1].startswith("/"):
-                    files[int(parts[1])] = q[0].rstrip("/") + "/" + q[1]
+                    files[fno] = q[0].rstrip("/") + "/" + q[1]
                 elif q:
-                    files[int(parts[1])] = q[-1] if len(q) >= 2 and q[1].startswith("/") else q[0]
+                    files[fno] = q[-1] if len(q) >= 2 and q[1].startswith("/") else q[0]
 
     instrs: list[PtxInstr] = []
     linemap = LineMap("ptx")
@@ -197,9 +199,10 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
             continue
         if code.startswith(".loc"):
             parts = code.split()
-            if len(parts) >= 4 and parts[1].isdigit():
-                fno, line_no = int(parts[1]), int(parts[2]) if parts[2].isdigit() else 0
-                col = int(parts[3].rstrip(",")) if parts[3].rstrip(",").isdigit() else 0
+            fno = decimal(parts[1]) if len(parts) >= 4 else None
+            if fno is not None:
+                line_no = decimal(parts[2]) or 0
+                col = decimal(parts[3].rstrip(",")) or 0
                 path = files.get(fno, str(fno))
                 if line_no == 0:  # line 0: compiler-made code with no source line
                     loc = inner = None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .linemap import decimal
+
 SEVERITY_WORDS = ("remark", "warning", "error", "note")
 
 
@@ -36,11 +38,11 @@ def _parse_head(line: str) -> Remark | None:
         message = line[pos + len(marker) :].strip()
         # head = file:line:col (the file may itself contain ':', e.g. a Windows drive)
         bits = head.rsplit(":", 2)
-        if len(bits) == 3 and bits[1].isdigit() and bits[2].isdigit():
-            return Remark(bits[0], int(bits[1]), int(bits[2]), word, message)
-        if len(bits) >= 2 and bits[-1].isdigit():
+        if len(bits) == 3 and decimal(bits[1]) is not None and decimal(bits[2]) is not None:
+            return Remark(bits[0], decimal(bits[1]), decimal(bits[2]), word, message)
+        if len(bits) >= 2 and decimal(bits[-1]) is not None:
             file, _, ln = head.rpartition(":")
-            return Remark(file, int(ln), 0, word, message)
+            return Remark(file, decimal(ln), 0, word, message)
         return None
     return None
 
@@ -65,9 +67,9 @@ def _int_after(message: str, key: str) -> int | None:
         return None
     j = pos + len(key) + 3
     k = j
-    while k < len(message) and message[k].isdigit():
+    while k < len(message) and message[k].isdecimal():
         k += 1
-    return int(message[j:k]) if k > j else None
+    return decimal(message[j:k]) if k > j else None
 
 
 def parse_vectorization(message: str) -> dict | None:
@@ -94,8 +96,9 @@ def parse_vectorization(message: str) -> dict | None:
     flags: dict[str, int] = {}
     words = message.split()
     for k in range(len(words) - 2):
-        if words[k + 1] == "is" and words[k + 2].lstrip("-").isdigit():
-            flags[words[k]] = int(words[k + 2])
+        value = decimal(words[k + 2].removeprefix("-"))
+        if words[k + 1] == "is" and value is not None:
+            flags[words[k]] = -value if words[k + 2].startswith("-") else value
     causes = [name for name, val in flags.items() if val]
     return {"vec": vec, "origin_vec": origin, "num_elems": num, "causes": causes, "flags": flags,
             "fails": "fail" in message}

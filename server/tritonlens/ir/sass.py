@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .linemap import LineMap, SrcLoc, pick_frames
+from .linemap import LineMap, SrcLoc, decimal, pick_frames
 
 
 class ToolError(RuntimeError):
@@ -94,8 +94,8 @@ def parse_resource_usage(text: str) -> dict:
             continue
         for tok in s.split():
             key, _, val = tok.partition(":")
-            if val.isdigit():
-                funcs[current][key] = int(val)
+            if decimal(val) is not None:
+                funcs[current][key] = decimal(val)
     first = next(iter(funcs.values()), {})
     return {**first, "functions": funcs}
 
@@ -140,11 +140,11 @@ def _line_info(comment: str) -> list[SrcLoc]:
             break
         j = ln + 5
         k = j
-        while k < len(tail) and tail[k].isdigit():
+        while k < len(tail) and tail[k].isdecimal():
             k += 1
-        if k == j:
+        if k == j or decimal(tail[j:k]) is None:
             break
-        frames.append(SrcLoc(path, int(tail[j:k]), 0))
+        frames.append(SrcLoc(path, decimal(tail[j:k]), 0))
         rest = tail[k:]
         if "inlined at" not in rest:
             break
@@ -163,8 +163,8 @@ def parse_sass(text: str, kernel_file: str | None = None) -> SassModule:
             continue
         if s.startswith("//##"):
             frames = _line_info(s[4:])
-            if frames:
-                loc, inner = pick_frames(frames, kernel_file)
+            if frames:  # line 0: code with no source line, as PTX's `.loc 1 0 0`
+                loc, inner = pick_frames(frames, kernel_file) if frames[0].line > 0 else (None, None)
             continue
         if s.endswith(":") and not s.startswith((".", "/")):
             func = s[:-1]
