@@ -93,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     prof = sub.add_parser("profile", help="profile a kernel with Nsight Compute (needs a GPU)")
     prof.add_argument("rest", nargs=argparse.REMAINDER)
+
+    doc = sub.add_parser("doctor", help="which triton, ptxas, GPU, interpreter and cache this environment uses")
+    doc.add_argument("--format", choices=("text", "json"), default="text")
+    doc.add_argument("--workspace", metavar="DIR", help="the project root (default: the current folder)")
     return p
 
 
@@ -119,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_report(args)
         if args.command == "explain":
             return cmd_explain(args.code)
+        if args.command == "doctor":
+            return cmd_doctor(args)
         if args.command == "serve":
             from .lsp.server import main as serve_main
 
@@ -620,6 +626,14 @@ def rule_doc(code: str) -> str | None:
             with open(p, encoding="utf-8") as f:
                 return f.read()
     return None
+
+
+def cmd_doctor(args) -> int:
+    from .doctor import diagnose
+
+    diagnosis = diagnose(workspace=args.workspace)
+    print(json.dumps(diagnosis.to_json(), indent=2) if args.format == "json" else diagnosis.text())
+    return EXIT_OK if diagnosis.ok else EXIT_FINDINGS
 
 
 def cmd_explain(code: str) -> int:

@@ -113,6 +113,10 @@ class CompileScheduler:
         send_status(self.server, "compiling", f"compiling {os.path.basename(st.path)}")
         progress = _Progress(self.server)
         try:
+            if (problem := await self.server.environment.problem()) is not None:
+                self._blocked(st, gen, problem)
+                return
+            st.blocked = None
             await self._compile(st, gen, group, progress)
             st.crashed = None
         except asyncio.CancelledError:  # the event loop is closing (the client went away): stop the compile too
@@ -131,6 +135,16 @@ class CompileScheduler:
                 st.group = None
             if not self.busy:
                 send_status(self.server, "idle")
+
+    def _blocked(self, st: DocState, gen: int, problem: str) -> None:
+        """Nothing can compile here: one diagnostic for the file, not a compile error per kernel."""
+        if gen != st.generation:
+            return
+        st.kernels.clear()
+        st.keys.clear()
+        st.file_findings = []
+        st.blocked = problem
+        self.publish(st, self.server.workspace.get_text_document(st.uri).version)
 
     async def _compile(self, st: DocState, gen: int, group: str, progress: "_Progress") -> None:
         from ..discover import discover

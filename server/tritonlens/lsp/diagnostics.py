@@ -73,6 +73,11 @@ def to_diagnostic(f: Finding, lines: list[str] | None = None) -> types.Diagnosti
 
 
 def diagnostics_for(st: "DocState") -> list[types.Diagnostic]:
+    if st.blocked:
+        return [types.Diagnostic(range=types.Range(types.Position(0, 0), types.Position(0, 1)),
+                                 message=f"tritonlens cannot compile in this environment: {st.blocked} "
+                                 "(`tritonlens doctor` says more)",
+                                 severity=types.DiagnosticSeverity.Error, source=SOURCE)]
     lines = st.text.splitlines()
     out = [to_diagnostic(f, lines) for f in st.findings() if same_file(f.path, st.path)]
     if st.crashed:

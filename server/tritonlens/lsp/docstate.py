@@ -31,6 +31,7 @@ class DocState:
     debounce: asyncio.TimerHandle | None = None
     task: asyncio.Task | None = None
     crashed: str | None = None  # an internal error of the last compile, shown as a diagnostic
+    blocked: str | None = None  # why nothing can compile in this environment (doctor), shown instead of findings
 
     def findings(self) -> list[Finding]:
         out = list(self.file_findings)

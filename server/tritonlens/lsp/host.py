@@ -40,11 +40,18 @@ class Scheduler(Protocol):
     def run_in_thread(self, fn: Callable[[], Any]) -> None: ...
 
 
+class Environment(Protocol):
+    """The start-up check of the environment (`environment.EnvironmentCheck`)."""
+
+    async def problem(self) -> str | None: ...
+
+
 class Host(Protocol):
     """The server as the features see it: state they read, messages they send, how they register."""
 
     settings: "Settings"
     scheduler: Scheduler
+    environment: Environment
     workspace_root: str | None
     watcher: Any
     version: str | None

@@ -30,6 +30,7 @@ def register(server: "Host") -> None:
         except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
             pass
         start_watcher(ls)
+        ls.environment.start(ls)
         send_status(ls, "idle", "ready")
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

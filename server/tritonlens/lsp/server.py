@@ -28,10 +28,12 @@ class TritonLensServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("tritonlens", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         from .compiling import CompileScheduler
+        from .environment import EnvironmentCheck
 
         self.settings = Settings()
         self._checker = None
         self.scheduler = CompileScheduler(self)
+        self.environment = EnvironmentCheck()
         self.watcher = None
 
     # ------------------------------------------------------------------ state
