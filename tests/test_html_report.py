@@ -396,17 +396,20 @@ def test_browser_click_ir_line_selects_its_source_line(browser, page_file):
     browser.execute_script("arguments[0].scrollIntoView(); const p = tritonlens.kernel('matmul_spill').panesOf(0)"
                            ".find(p => p.stage === 'sass'); p.load(); p.scroller.scrollTop = 18 * 300; p.render();",
                            sass)
-    line = browser.execute_script(  # a mapped line inside the pane's view (lines above and below are rendered too)
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 30)  # a loaded machine renders late: wait for what the user would see
+    line = wait.until(lambda d: d.execute_script(  # a mapped line inside the pane's view (lines around it render too)
         "const box = arguments[0].querySelector('.ir-scroll').getBoundingClientRect();"
         "return [...arguments[0].querySelectorAll('.ir-line.mapped')].find(e => {"
-        "  const r = e.getBoundingClientRect(); return r.top >= box.top && r.bottom <= box.bottom; });", sass)
+        "  const r = e.getBoundingClientRect(); return r.top >= box.top && r.bottom <= box.bottom; });", sass))
     src = line.get_attribute("data-src")
     line.click()
     row = k.find_element(By.CSS_SELECTOR, f'.src-line[data-source-line="{src}"]')
-    assert "selected" in row.get_attribute("class")
+    wait.until(lambda d: "selected" in row.get_attribute("class"))
     assert len(k.find_elements(By.CSS_SELECTOR, ".src-line.selected")) == 1
     # the other panes follow the source line
-    assert k.find_elements(By.CSS_SELECTOR, '.pane[data-stage="ptx"] .ir-line.selected')
+    assert wait.until(lambda d: k.find_elements(By.CSS_SELECTOR, '.pane[data-stage="ptx"] .ir-line.selected'))
 
 
 def test_browser_spec_tabs_switch_panes(browser, page_file):

@@ -223,11 +223,22 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
                 shown.append(label)
         variants = len({f.data.get("merge_key", f.message) for _, f in items})
         differ = "; the numbers differ between them" if variants > 1 else ""
+        what = "captured specs" if all(cs.spec.label.startswith("capture") for cs in kr.compiled) else "configs"
+        roles = {cs.spec.autotune for cs, _ in items}
+        if any(cs.spec.autotune == "chosen" for cs in kr.compiled):
+            differ += "; in the autotuner's chosen config" if "chosen" in roles else "; not in the autotuner's chosen config"
+        if roles == {"trial"}:
+            # Only configs the autotuner tried and did not keep: the kernel never runs them — said, not alarmed.
+            differ += " — only in autotuner trials, which the kernel does not run"
+            if _RANK.get(first.severity, 3) < _RANK["info"]:
+                first.severity = "info"
         if total > 1 and len(specs) < total:
             text = "; ".join(shown[:3]) + (f"; … {len(shown) - 3} more" if len(shown) > 3 else "")
-            first.message = f"{first.message} (in {len(specs)} of {total} configs: {text}{differ})"
+            first.message = f"{first.message} (in {len(specs)} of {total} {what}: {text}{differ})"
         elif total > 1:
-            first.message = f"{first.message} (in all {total} configs{differ})"
+            first.message = f"{first.message} (in all {total} {what}{differ})"
+        elif differ:
+            first.message = f"{first.message} ({differ.lstrip('; —')})"
         first.data["specs"] = sorted(specs)
         first.data["configs"] = shown
         merged.append(first)
