@@ -194,8 +194,11 @@ def cmd_check(args) -> int:
     if args.baseline and base is None:
         return EXIT_ERROR
     reports = []
+    progress = _Progress() if sys.stderr.isatty() and not args.quiet else None
     with Checker(settings, select=select, capture_file=args.captures) as checker:
-        for report in checker.check_files(files):
+        for report in checker.check_files(files, on_kernel=progress):
+            if progress is not None:
+                progress.clear()
             for msg in report.problems:
                 print(f"tritonlens: {msg}", file=sys.stderr)
             reports.append(report)
@@ -222,6 +225,20 @@ def cmd_check(args) -> int:
     # With a baseline, what it already had does not fail the check: only what is new (BASE001 and new findings).
     gating = [f for f in findings if f.data.get("baseline_state") != "unchanged"]
     return EXIT_FINDINGS if any(_RANK.get(f.severity, 3) <= 1 for f in gating) else EXIT_OK
+
+
+class _Progress:
+    """One status line on a terminal's stderr while kernels compile: `[12/82] path::kernel (5 specs)`."""
+
+    def __call__(self, kr, done: int, total: int) -> None:
+        n = len(kr.compiled)
+        text = f"[{done}/{total}] {_rel(kr.kernel.path)}::{kr.kernel.display_name} ({n} spec{'s' if n != 1 else ''})"
+        sys.stderr.write("\r\033[K" + text[:160])
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
 
 
 def _unused_captures(files: list[str], reports, capture_file: str | None) -> list[str]:

@@ -214,11 +214,22 @@ class Checker:
         plan = self.plan_file(path, text, workspace_root=workspace_root, group=group, kernels=kernels)
         return self.finish(plan, on_kernel)
 
-    def check_files(self, paths: list[str]) -> Iterator[FileReport]:
-        """Check many files with every compile submitted up front, so all workers stay busy."""
+    def check_files(self, paths: list[str],
+                    on_kernel: Callable[[KernelReport, int, int], None] | None = None) -> Iterator[FileReport]:
+        """Check many files with every compile submitted up front, so all workers stay busy. `on_kernel(report,
+        done, total)` is called as each kernel finishes (progress)."""
         plans = [self.plan_file(p) for p in paths]
+        total = sum(len(p.kernels) for p in plans)
+        done = 0
+
+        def progress(kr: KernelReport) -> None:
+            nonlocal done
+            done += 1
+            if on_kernel is not None:
+                on_kernel(kr, done, total)
+
         for plan in plans:
-            yield self.finish(plan)
+            yield self.finish(plan, progress)
 
     def plan_file(self, path: str, text: str | None = None, *, workspace_root: str | None = None,
                   group: str | None = None, kernels: set[str] | None = None) -> "_Plan":
