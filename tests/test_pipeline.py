@@ -1,6 +1,7 @@
 """The compile pipeline end to end, on kernels Triton really compiles here (CPU, no GPU)."""
 import json
 import os
+import re
 import textwrap
 
 
@@ -754,3 +755,35 @@ def test_captured_tuple_arguments_replay_with_their_element_attributes(checker, 
     assert [cs.spec.label for cs in kr.compiled] == ["capture 1"]
     assert not [f for f in kr.findings if f.code in ("SRC001", "PTX001")], [f.message for f in kr.findings]
     assert set(ptx_load_widths(checker, kr, 8)) == {128}
+
+
+def test_device_queries_at_import_are_answered_for_the_target_compiled(tmp_path):
+    """A helper module that asks triton's driver for the GPU at import (`driver.active.get_current_target()`) cannot
+    load on a machine without one ("0 active drivers"): the failure is this machine's. The worker answers such
+    queries for the target it compiles — so the module loads, and each target gets its own answer."""
+    (tmp_path / "helpers.py").write_text(textwrap.dedent('''\
+        import triton
+
+        ARCH = triton.runtime.driver.active.get_current_target().arch
+        BLOCK = triton.language.constexpr(128 if ARCH >= 90 else 64)
+        '''))
+    path = write(tmp_path, "k.py", '''\
+        import triton
+        import triton.language as tl
+
+        from helpers import BLOCK
+
+
+        # tritonlens: n=i32%16
+        @triton.jit
+        def k(x_ptr, n):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+        ''')
+    settings = Settings(target="cuda:90", extra_targets=["cuda:80"], max_workers=1)
+    with Checker(settings) as c:
+        report = c.check_file(path, workspace_root=str(tmp_path))
+    assert report.all_findings() == [], [f.message for f in report.all_findings()]
+    ranges = {cs.spec.target: re.search(r"tt\.make_range \{end = (\d+)", cs.artifacts.asm["ttir"]).group(1)
+              for cs in only_compiled(report, "k").compiled}
+    assert ranges == {"cuda:90": "128", "cuda:80": "64"}

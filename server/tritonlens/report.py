@@ -89,8 +89,9 @@ def load_error_finding(kernel: KernelInfo, err: CompileError) -> Finding:
         how = ("install it in the interpreter tritonlens runs with (the editor's `tritonlens.interpreter`), or "
                "check on the machine the code runs on")
     elif _GPU_WORDS.search(first):
-        how = ("the module asks for a GPU when it is imported: check on the GPU machine (`tritonlens check --target "
-               "auto` there), or record its launches there with `tritonlens capture -- CMD` and check anywhere")
+        how = ("the module asks for a GPU when it is imported in a way tritonlens cannot answer for the target "
+               "(triton's driver queries are answered; torch.cuda and vendor probes are not): check on the GPU "
+               "machine (`tritonlens check --target auto` there), or make the probe tolerate a machine without one")
     else:
         how = "set moduleExecution to definitions (the default) or make the import-time code tolerate a bare import"
     line = err.line or kernel.def_line

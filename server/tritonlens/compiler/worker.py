@@ -48,10 +48,39 @@ def _package_of(path: str) -> tuple[str | None, str]:
     return (".".join(parts) or None), root
 
 
-def load_module(path: str, text: str, workspace_root: str | None) -> types.ModuleType:
-    """Execute `text` (a slice or the whole file) as a module whose code says it lives at `path`."""
-    key = hashlib.sha256((path + "\0" + text).encode()).hexdigest()[:20]
-    if workspace_root and _evict_changed_workspace_modules(workspace_root):
+def answer_device_queries(target: Target | None) -> bool:
+    """On a machine without a GPU, `triton.runtime.driver.active` raises "0 active drivers", so a module that asks it
+    at import (`DEVICE = driver.active.get_active_torch_device()`, `driver.active.get_current_target().arch >= 90`)
+    does not load — and the failure is this machine's, not the code's. Such queries are answered for the target
+    being compiled (device 0, a CPU torch device), as `capture --no-gpu` answers them; what only hardware knows still
+    raises. A real GPU's driver is left alone. True when the answers changed (another target than the last job's):
+    modules imported under the old answers are then stale."""
+    if target is None:
+        return False
+    from triton.runtime import driver
+
+    from ..capture_nogpu import NoGpuDriver, gpu_target
+
+    current = driver._active if isinstance(getattr(driver, "_active", None), NoGpuDriver) else None
+    if current is None:
+        try:
+            driver.active  # noqa: B018 — a GPU is there: its own answers are the true ones
+            return False
+        except RuntimeError:
+            pass
+    wanted = gpu_target(str(target))
+    if current is not None and current.target == wanted:
+        return False
+    driver.set_active(NoGpuDriver(wanted))
+    return current is not None
+
+
+def load_module(path: str, text: str, workspace_root: str | None, target: Target | None = None) -> types.ModuleType:
+    """Execute `text` (a slice or the whole file) as a module whose code says it lives at `path`. Device queries at
+    import are answered for `target` when no GPU is there (answer_device_queries); the module is kept per target."""
+    retargeted = answer_device_queries(target)
+    key = hashlib.sha256((path + "\0" + text + "\0" + str(target or "")).encode()).hexdigest()[:20]
+    if workspace_root and (_evict_changed_workspace_modules(workspace_root, everything=retargeted)):
         _modules.clear()  # they may hold the old helper functions
     if key in _modules:
         _modules.move_to_end(key)
@@ -115,8 +144,9 @@ def binding_switch(namespace: dict[str, Any], line: int) -> bool:
     return True
 
 
-def _evict_changed_workspace_modules(root: str) -> bool:
-    """Forget workspace modules (helpers the kernels import) whose file changed since this worker imported them."""
+def _evict_changed_workspace_modules(root: str, everything: bool = False) -> bool:
+    """Forget workspace modules (helpers the kernels import) whose file changed since this worker imported them
+    (all of them with `everything`: they were imported under another target's device answers)."""
     root = os.path.abspath(root) + os.sep
     evicted = False
     for name, mod in list(sys.modules.items()):
@@ -130,7 +160,7 @@ def _evict_changed_workspace_modules(root: str) -> bool:
         except OSError:
             mtime = None
         seen = _import_mtimes.setdefault(name, mtime)
-        if seen != mtime:
+        if seen != mtime or everything:
             del sys.modules[name]
             _import_mtimes.pop(name, None)
             evicted = True
@@ -303,7 +333,7 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     start = time.perf_counter()
     path = job["path"]
     try:
-        module = load_module(path, job["text"], job.get("workspace_root"))
+        module = load_module(path, job["text"], job.get("workspace_root"), target)
         jit_fn = find_jit_function(module, job["qualname"])
     except BaseException as exc:  # noqa: BLE001 — user code: anything can happen at import
         line, msg = _user_frame(exc, path)
@@ -405,10 +435,40 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="tritonlens-parent-watch").start()
 
 
-def serve(conn, out=None) -> None:
+def limit_memory(memory_mb: int) -> None:
+    """Bound this process's address space (Linux, macOS): past it an allocation fails — a MemoryError in Python, an
+    abort in LLVM — instead of the machine swapping. 0 = no bound."""
+    if memory_mb <= 0:
+        return
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        soft = memory_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+    except (ImportError, ValueError, OSError):
+        pass  # Windows, or a hard limit lower still: it holds
+
+
+def _memory_limit_error(art: Artifacts, memory_mb: int) -> None:
+    """A MemoryError while importing or compiling under the bound is the bound's doing: say so (the pool replaces the
+    worker, whose heap may be left in pieces)."""
+    err = art.error
+    if memory_mb <= 0 or err is None or not (err.kind == "MemoryError" or "MemoryError" in err.message):
+        return
+    art.error = CompileError("MemoryLimit", memory_limit_message(art.kernel, memory_mb), err.line, err.col, err.path)
+
+
+def memory_limit_message(qualname: str, memory_mb: int) -> str:
+    return (f"compiling {qualname} needed more than the {memory_mb} MB memory limit of a compile worker; the worker "
+            "was replaced (raise tritonlens.compileMemoryMB, or shrink the BLOCK sizes)")
+
+
+def serve(conn, out=None, memory_mb: int = 0) -> None:
     """Worker loop: receive a job dict on `conn`, send back Artifacts on `out` (default `conn`). Ends on None or a
     closed pipe."""
     out = out or conn
+    limit_memory(memory_mb)
     os.environ.update(_ENV)
     _exit_with_parent()
     import triton  # noqa: F401 — import once, before the first job
@@ -426,14 +486,16 @@ def serve(conn, out=None) -> None:
         except BaseException as exc:  # noqa: BLE001
             result = Artifacts(kernel=job.get("qualname", "?"), spec_key="", target="",
                                error=CompileError("InternalError", f"{type(exc).__name__}: {exc}"))
+        _memory_limit_error(result, memory_mb)
         out.send(result)
 
 
 def main(argv: list[str]) -> None:
-    """`python -m tritonlens.compiler.worker JOB_FD RESULT_FD`: the pool's worker process."""
+    """`python -m tritonlens.compiler.worker JOB_FD RESULT_FD [MEMORY_MB]`: the pool's worker process."""
     from multiprocessing.connection import Connection
 
-    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False))
+    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False),
+          int(argv[2]) if len(argv) > 2 else 0)
 
 
 if __name__ == "__main__":
