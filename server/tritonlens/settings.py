@@ -9,7 +9,7 @@ from .model import SEVERITIES, Target
 
 _CAMEL = {
     "target": "target", "extraTargets": "extra_targets", "compileOn": "compile_on",
-    "compileTimeout": "compile_timeout", "maxWorkers": "max_workers", "moduleExecution": "module_execution",
+    "compileTimeout": "compile_timeout", "compileMemoryMB": "compile_memory_mb", "maxWorkers": "max_workers", "moduleExecution": "module_execution",
     "stormThreshold": "storm_threshold", "rules": "rules", "interpreter": "interpreter",
     "allCaptures": "all_captures", "maxCapturedSpecs": "max_captured_specs",
     "maskedLaneThreshold": "masked_lane_threshold", "gridFillThreshold": "grid_fill_threshold", "smCount": "sm_count",
@@ -44,6 +44,8 @@ class Settings:
     extra_targets: list[str] = field(default_factory=list)
     compile_on: str = "save"  # save | change
     compile_timeout: float = 60.0
+    # Address space of one compile worker, in MB (0 = unbounded): a compile past it is a finding naming the limit.
+    compile_memory_mb: int = 4096
     max_workers: int = field(default_factory=default_workers)
     module_execution: str = "definitions"  # definitions | full
     storm_threshold: int = 3
@@ -161,7 +163,7 @@ def _interpreter(v: Any) -> list[str]:
 
 _VALIDATORS = {
     "target": _target, "extra_targets": _targets, "compile_on": _choice("save", "change"),
-    "compile_timeout": _positive(float), "max_workers": _positive(int),
+    "compile_timeout": _positive(float), "compile_memory_mb": _count, "max_workers": _positive(int),
     "module_execution": _choice("definitions", "full"), "storm_threshold": _positive(int), "rules": _rules,
     "interpreter": _interpreter, "all_captures": _flag, "max_captured_specs": _positive(int),
     "masked_lane_threshold": _fraction, "grid_fill_threshold": _fraction, "sm_count": _count,

@@ -22,7 +22,7 @@ from ..model import Artifacts, CompileError, Resources
 # Errors that say something about the machine or the moment, not the kernel: never cached. A LoadError is one too:
 # the module failed to import because of what is installed (or of a module outside the file's tracked dependencies),
 # and installing the missing package must make the next check compile, not replay the old failure.
-_TRANSIENT = {"Timeout", "WorkerCrash", "Cancelled", "InternalError", "LoadError"}
+_TRANSIENT = {"Timeout", "WorkerCrash", "Cancelled", "InternalError", "LoadError", "MemoryLimit"}
 _EXT = {"ttir": "ttir", "ttgir": "ttgir", "llir": "ll", "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn"}
 
 

@@ -26,6 +26,7 @@ from ..model import Artifacts, CompileError
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _START_TIMEOUT = 120.0  # importing triton on a loaded 2-core machine can take a while
+DEFAULT_MEMORY_MB = 4096  # address space per worker: triton imported is ~0.2 GB, a big kernel's compile 1-2 GB
 
 URGENT, NORMAL = 0, 1  # queue priorities: lower runs first
 _submitting = threading.local()
@@ -95,9 +96,11 @@ class _Worker:
     spawn re-imports the parent's `__main__` in the child, which runs a user's unguarded script again and fails
     outright from a REPL or stdin. Its stdout goes to our stderr: in `tritonlens serve`, stdout is the LSP channel."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory_mb: int = 0) -> None:
         self.proc: subprocess.Popen | None = None
         self.conn: _Channel | None = None
+        self.memory_mb = memory_mb
+        self.peak = 0  # the largest address space seen while a job ran (bytes; Linux)
 
     def start(self) -> None:
         job_r, job_w = os.pipe()
@@ -106,7 +109,7 @@ class _Worker:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w)],
+                [sys.executable, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w), str(self.memory_mb)],
                 pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=2, env=env,
                 close_fds=True)
         finally:
@@ -145,6 +148,18 @@ class _Worker:
             self.conn.close()
         self.proc = self.conn = None
 
+    def sample_memory(self) -> None:
+        try:
+            with open(f"/proc/{self.pid}/statm") as f:
+                self.peak = max(self.peak, int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE"))
+        except (OSError, ValueError, IndexError, AttributeError):
+            pass
+
+    def near_memory_limit(self) -> bool:
+        """Whether a death may be the memory bound's: an allocation in LLVM fails with an abort, not an exception, and
+        the last sample (every 0.2 s) saw most of the bound in use."""
+        return self.memory_mb > 0 and self.peak >= 0.6 * (self.memory_mb << 20)
+
     def describe_death(self) -> str:
         code = self.proc.wait(5) if self.proc else None
         if code is not None and code < 0:
@@ -159,8 +174,9 @@ class CompileService:
     """`submit(job) -> Future[Artifacts]`. Thread-safe. Workers start lazily, on the first job. Queued jobs run by
     `job.priority`, then in submission order."""
 
-    def __init__(self, max_workers: int = 2) -> None:
+    def __init__(self, max_workers: int = 2, memory_mb: int = DEFAULT_MEMORY_MB) -> None:
         self.max_workers = max(1, int(max_workers))
+        self.memory_mb = int(memory_mb)  # per worker; 0 = unbounded
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -245,7 +261,7 @@ class CompileService:
                 t.start()
 
     def _loop(self) -> None:
-        w = _Worker()
+        w = _Worker(self.memory_mb)
         try:
             while True:
                 _, _, job, fut = self._queue.get()
@@ -268,6 +284,7 @@ class CompileService:
             self._running[job.id] = (job, w)
             self._started[job.id] = start
         conn = w.conn
+        w.peak = 0
         try:
             conn.send(job.to_wire())
             deadline = start + job.timeout
@@ -281,17 +298,27 @@ class CompileService:
                 try:
                     if conn.poll(min(left, 0.2)):
                         result = conn.recv()
+                        if getattr(result.error, "kind", None) == "MemoryLimit":
+                            w.kill()  # a heap that hit the bound: start afresh
+                            self.restarts += 1
                         if job.id in self._cancelled:
                             return _failed(job, "Cancelled", "compile cancelled by a newer request")
                         return result
                 except (EOFError, OSError):
                     pass
+                w.sample_memory()
                 if not w.alive:
                     if job.id in self._cancelled:
                         return _failed(job, "Cancelled", "compile cancelled by a newer request")
                     why = w.describe_death()
+                    near_limit = w.near_memory_limit()
                     w.kill()
                     self.restarts += 1
+                    if near_limit:
+                        from .worker import memory_limit_message
+
+                        return _failed(job, "MemoryLimit", memory_limit_message(job.qualname, self.memory_mb)
+                                       + f" — the compiler process died ({why}) at {w.peak >> 20} MB")
                     return _failed(job, "WorkerCrash",
                                    f"the compiler process crashed ({why}) while compiling {job.qualname}; "
                                    "the worker was restarted")
