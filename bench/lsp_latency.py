@@ -493,8 +493,49 @@ async def exit_while(root: str, env) -> None:
                 pass
 
 
+CORPUS = os.environ.get("TRITONLENS_CORPUS") or os.path.join(REPO, "..", "shared", "corpus")
+
+
+async def captured(root: str, env) -> None:
+    """Liger-Kernel's cross_entropy.py, whose kernel has 134 captured specs (its own tests on an H200): the editor
+    compiles a representative set; a saved edit of the kernel, once workers are warm, and an unchanged save."""
+    src = os.path.join(CORPUS, "liger-kernel", "src")
+    if not os.path.isdir(os.path.join(src, ".tritonlens")):
+        row("captured specs", "skipped", f"no corpus at {os.path.normpath(src)} (TRITONLENS_CORPUS)")
+        return
+    ws = os.path.join(root, "src")
+    shutil.copytree(src, ws, ignore=shutil.ignore_patterns("__pycache__"))
+    for folder, _, files in os.walk(ws):  # the corpus is read-only; the copy is edited
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    c = Client()
+    await c.start(ws, env=env)
+    path = os.path.join(ws, "liger_kernel", "ops", "cross_entropy.py")
+    uri = "file://" + path
+    text = open(path).read()
+    t = c.open(uri, text)
+    row("cross_entropy.py (134 captured specs) cold: open → first diagnostics", ms(await c.first("diagnostics", t)))
+    row("cross_entropy.py cold: open → idle", ms(await c.idle(t, timeout=600)),
+        f"RSS server+workers {rss_mb([c.proc.pid] + c.tree()):.0f} MB")
+    line = "    program_id = tl.program_id(0).to(tl.int64)"
+    assert line in text, "cross_entropy.py changed: pick another line of the kernel to edit"
+    edited = text.replace(line, line + "  # edited", 1)
+    write(ws, os.path.join("liger_kernel", "ops", "cross_entropy.py"), edited)
+    c.change(uri, edited, 2)
+    t = c.save(uri)
+    row("cross_entropy.py warm workers, kernel edited: didSave → first diagnostics", ms(await c.first("diagnostics", t)))
+    row("cross_entropy.py warm workers, kernel edited: didSave → idle", ms(await c.idle(t, timeout=600)))
+    await asyncio.sleep(0.5)
+    t = c.save(uri)
+    row("cross_entropy.py unchanged: didSave → diagnostics", ms(await c.first("diagnostics", t)))
+    await asyncio.sleep(3)
+    row("cross_entropy.py unchanged save: compiles started", str(c.compiles_started(t)))
+    await c.stop()
+
+
 CASES = {"matmul": matmul, "big": big, "typing": typing, "twenty": twenty, "hang": hang, "badfiles": bad_files,
-         "close": close_during, "exit": exit_while}
+         "close": close_during, "exit": exit_while, "captured": captured}
 
 
 async def main(names: list[str]) -> None:
