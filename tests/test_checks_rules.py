@@ -171,6 +171,17 @@ def test_shared_memory_over_limit(checkers, tmp_path, target, limit):
     assert not findings(c, fixed, "RES001")
 
 
+def test_shared_memory_over_limit_under_assumed_pointer_types_is_a_warning_naming_them(checkers, tmp_path):
+    """The same over-limit tile with the operands' element types left to tritonlens (`*fp32` assumed): the real
+    launch may pass fp16 and need half — not the user's error until a hint or capture says so."""
+    c = checkers("cuda:90")
+    assumed = variant(tmp_path, "assumed.py", "matmul_big_shared.py",
+                      ("a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, ", ""))
+    (f,) = findings(c, assumed, "RES001")
+    assert f.severity == "warning" and f.data["assumed"] == ["a_ptr", "b_ptr", "c_ptr"]
+    assert "compiled with a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32 assumed" in f.message
+
+
 def test_low_occupancy_from_shared_memory(checkers, tmp_path):
     c = checkers("cuda:90")
     low = variant(tmp_path, "occ4.py", "matmul_big_shared.py", ("BLOCK_M=256, BLOCK_N=256, BLOCK_K=128, num_warps=8, "

@@ -19,7 +19,8 @@ from .compiler.cache import ArtifactCache
 from .compiler.pool import CompileJob, CompileService
 from .loader import Slice, slice_module
 from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec
-from .report import error_finding, finish_report, load_error_finding, skipped_autotune_configs
+from .report import (demote_assumed_errors, error_finding, finish_report, load_error_finding,
+                     skipped_autotune_configs)
 from .settings import Settings
 from .targets import resolve_target
 
@@ -403,4 +404,5 @@ class Checker:
         ctx = CheckContext(kernel, spec, art, self.settings, source=text)
         cs.metrics = compute_metrics(ctx)
         cs.findings.extend(run_checks(ctx, self.select))
+        demote_assumed_errors(spec, cs.findings)
         return cs

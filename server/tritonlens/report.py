@@ -113,8 +113,7 @@ def _assumed_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: s
     """Runtime arguments whose type tritonlens assumed (not a capture, hint or launch) that reach the failing
     statement — through it and the assignments feeding it. An error with no line in the kernel (raised in a helper,
     or by the backend) cannot be traced: then every assumed argument is a suspect."""
-    assumed = [n for n, ty in spec.signature.items() if ty != "constexpr"
-               and spec.origins.get(n, "").startswith(ASSUMED)]
+    assumed = assumed_values(spec)
     if not assumed:
         return []
     if err.kind not in ("CompilationError", "MLIRError") or not err.line or source is None:
@@ -155,6 +154,28 @@ def _assumed_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: s
                     names |= used
                     changed = True
     return [n for n in assumed if n in names]
+
+
+def assumed_values(spec: Spec) -> list[str]:
+    """Runtime arguments whose type tritonlens assumed (no capture, hint or launch site gave it)."""
+    return [n for n, ty in spec.signature.items() if ty != "constexpr"
+            and spec.origins.get(n, "").startswith(ASSUMED)]
+
+
+def demote_assumed_errors(spec: Spec, findings: list[Finding]) -> None:
+    """An error-level finding of a rule (RES001: shared memory over the limit) made under values tritonlens assumed
+    — a pointer typed `*fp32` may be fp16 in the real launch, which halves a tile — is the user's only once those
+    values are the user's: a warning that names them, not an error. (SRC001 has its own, finer rule.)"""
+    assumed = assumed_values(spec)
+    if not assumed:
+        return
+    shown = ", ".join(f"{n}={spec.signature[n]}" for n in assumed[:4]) + (", …" if len(assumed) > 4 else "")
+    for f in findings:
+        if f.severity == "error" and f.code != "SRC001":
+            f.severity = "warning"
+            f.message += (f" — compiled with {shown} assumed (no capture, hint or launch site gives "
+                          f"{'it' if len(assumed) == 1 else 'them'}): a hint or a capture makes this certain")
+            f.data["assumed"] = assumed
 
 
 _CONFIG_LABEL = re.compile(r"autotune config (\d+)/(\d+)")
