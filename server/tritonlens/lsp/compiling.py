@@ -116,6 +116,8 @@ class CompileScheduler:
             if (problem := await self.server.environment.problem()) is not None:
                 self._blocked(st, gen, problem)
                 return
+            if gen != st.generation:  # closed (or saved again) meanwhile: a closed document reads from disk, or fails
+                return
             st.blocked = None
             await self._compile(st, gen, group, progress)
             st.crashed = None
