@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 0.5
 # Compiles that failed for reasons of the machine, not of the kernel: never remembered as "done".
-_TRANSIENT = {"Timeout", "WorkerCrash", "InternalError", "Cancelled"}
+_TRANSIENT = {"Timeout", "WorkerCrash", "InternalError", "Cancelled", "MemoryLimit"}
 
 
 class CompileScheduler:
