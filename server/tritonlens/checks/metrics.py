@@ -42,7 +42,13 @@ def metrics(ctx) -> dict:
         out["fma"] = sum(1 for i in instrs if i.opcode.startswith("fma."))
         out["global_widths"] = _widths([i for i in instrs if not i.likely_library],
                                        ("ld.global", "st.global", "cp.async"))
-        sass = ctx.sass.instrs
-        out["ldl"] = sum(1 for i in sass if i.kind == "ldl")
-        out["stl"] = sum(1 for i in sass if i.kind == "stl")
+        r = ctx.artifacts.resources
+        # Local loads/stores exist only with spills, a stack frame or local memory: without any, SASS (made on
+        # demand, see ir.sass.LazyAsm) need not be disassembled to count zero.
+        if r.spill_stores or r.spill_loads or r.stack or r.local or dict.__contains__(ctx.artifacts.asm, "sass"):
+            sass = ctx.sass.instrs
+            out["ldl"] = sum(1 for i in sass if i.kind == "ldl")
+            out["stl"] = sum(1 for i in sass if i.kind == "stl")
+        else:
+            out["ldl"] = out["stl"] = 0
     return out

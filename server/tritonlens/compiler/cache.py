@@ -17,13 +17,15 @@ import time
 from dataclasses import asdict
 
 from .. import __version__
+from ..ir.sass import CUBIN_STAGE, LazyAsm
 from ..model import Artifacts, CompileError, Resources
 
 # Errors that say something about the machine or the moment, not the kernel: never cached. A LoadError is one too:
 # the module failed to import because of what is installed (or of a module outside the file's tracked dependencies),
 # and installing the missing package must make the next check compile, not replay the old failure.
 _TRANSIENT = {"Timeout", "WorkerCrash", "Cancelled", "InternalError", "LoadError", "MemoryLimit"}
-_EXT = {"ttir": "ttir", "ttgir": "ttgir", "llir": "ll", "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn"}
+_EXT = {"ttir": "ttir", "ttgir": "ttgir", "llir": "ll", "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn",
+        CUBIN_STAGE: "cubin64"}
 
 
 def default_cache_dir() -> str:
@@ -154,6 +156,8 @@ class ArtifactCache:
             resources=Resources(**meta["resources"]), remarks=meta["remarks"], compile_time=meta["compile_time"],
             cached=True, error=CompileError(**meta["error"]) if meta.get("error") else None,
         )
+        if CUBIN_STAGE in meta["files"] and "sass" not in meta["files"]:
+            art.asm = LazyAsm()
         for stage, entry in meta["files"].items():
             fname, digest = entry
             if stage not in _EXT or not isinstance(fname, str) or os.path.basename(fname) != fname \
@@ -201,7 +205,8 @@ class ArtifactCache:
         except OSError:  # another process stored the same key first: theirs is as good as ours
             shutil.rmtree(tmp, ignore_errors=True)
         art.paths = {stage: os.path.join(folder, fname) for stage, (fname, _) in files.items()}
-        art.asm = {k: v for k, v in art.asm.items() if k in _EXT}
+        kept = {k: v for k, v in dict.items(art.asm) if k in _EXT}
+        art.asm = LazyAsm(kept) if isinstance(art.asm, LazyAsm) else kept
         self._account(size)
         return art
 

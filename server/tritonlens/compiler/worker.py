@@ -372,20 +372,28 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     parse_ptxas_log(box["stdout"], art.resources)
     cubin = kernel.asm.get("cubin")
     if isinstance(cubin, (bytes, bytearray)):
-        _add_sass(art, bytes(cubin))
+        # SASS is read by the rules only for spill code; otherwise it is made when asked for (ir.sass.LazyAsm)
+        _add_sass(art, bytes(cubin), disassemble_now=bool(art.resources.spill_stores or art.resources.spill_loads
+                                                            or job.get("sass")))
     hsaco = kernel.asm.get("hsaco")
     if isinstance(hsaco, (bytes, bytearray)) and art.resources.registers is None:
         _amd_resources(art)
     return art
 
 
-def _add_sass(art: Artifacts, cubin: bytes) -> None:
+def _add_sass(art: Artifacts, cubin: bytes, disassemble_now: bool = True) -> None:
+    import base64
+
     from ..ir import sass
 
-    try:
-        art.asm["sass"] = sass.disassemble(cubin)
-    except Exception as exc:  # noqa: BLE001 — a missing nvdisasm costs the SASS layer, not the compile
-        art.metadata["sass_error"] = str(exc)
+    if disassemble_now:
+        try:
+            art.asm["sass"] = sass.disassemble(cubin)
+        except Exception as exc:  # noqa: BLE001 — a missing nvdisasm costs the SASS layer, not the compile
+            art.metadata["sass_error"] = str(exc)
+    else:
+        art.asm = sass.LazyAsm(art.asm)
+        art.asm[sass.CUBIN_STAGE] = base64.b64encode(cubin).decode("ascii")
     try:
         usage = sass.resource_usage(cubin)
     except Exception as exc:  # noqa: BLE001

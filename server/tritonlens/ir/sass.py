@@ -79,6 +79,51 @@ def disassemble(cubin: bytes) -> str:
     return _run_on_cubin("nvdisasm", ["-c", "-g"], cubin)
 
 
+CUBIN_STAGE = "cubin64"  # the cubin, base64, kept instead of its SASS until something asks for the SASS
+
+
+class LazyAsm(dict):
+    """A compile's texts by stage, whose `sass` is disassembled from the kept cubin the first time it is asked for.
+    `nvdisasm -c -g` takes about as long as the compile itself, and most checks never read SASS (only spills need
+    it, and the worker disassembles those at once); hovers, IR views, reports and baselines ask and get it here.
+    `"sass" in asm` is true while the cubin is there; a disassembler that fails leaves no `sass` (and the error in
+    `error`)."""
+
+    error: str | None = None
+
+    def _make(self) -> str | None:
+        if dict.__contains__(self, "sass") or not dict.__contains__(self, CUBIN_STAGE) or self.error:
+            return dict.get(self, "sass")
+        import base64
+
+        try:
+            text = disassemble(base64.b64decode(dict.__getitem__(self, CUBIN_STAGE)))
+        except (ToolError, ValueError) as exc:
+            self.error = str(exc)
+            return None
+        dict.__setitem__(self, "sass", text)
+        return text
+
+    def __contains__(self, key: object) -> bool:
+        if key == "sass" and not dict.__contains__(self, "sass"):
+            return dict.__contains__(self, CUBIN_STAGE) and not self.error
+        return dict.__contains__(self, key)
+
+    def __getitem__(self, key: str) -> str:
+        if key == "sass":
+            text = self._make()
+            if text is None:
+                raise KeyError(key)
+            return text
+        return dict.__getitem__(self, key)
+
+    def get(self, key: str, default=None):
+        if key == "sass":
+            text = self._make()
+            return default if text is None else text
+        return dict.get(self, key, default)
+
+
 def parse_resource_usage(text: str) -> dict:
     """`cuobjdump -res-usage` text -> {"REG": 26, "STACK": 0, "SHARED": 0, "LOCAL": 0, ...} of the first
     function (plus "functions": {name: {...}} for all)."""
