@@ -63,11 +63,11 @@ def answer_device_queries(target: Target | None) -> bool:
 
     current = driver._active if isinstance(getattr(driver, "_active", None), NoGpuDriver) else None
     if current is None:
-        try:
-            driver.active  # noqa: B018 — a GPU is there: its own answers are the true ones
-            return False
-        except RuntimeError:
-            pass
+        from ..targets import local_gpu_target
+
+        # Not `driver.active` itself: probing the AMD backend imports torch (seconds, in every worker).
+        if local_gpu_target() is not None or getattr(driver, "_active", None) is not None:
+            return False  # a GPU is there: its own answers are the true ones
     wanted = gpu_target(str(target))
     if current is not None and current.target == wanted:
         return False
