@@ -174,7 +174,7 @@ class Checker:
                  cache: ArtifactCache | None = None, select: set[str] | None = None,
                  capture_file: str | None = None) -> None:
         self.settings = settings or Settings()
-        self.service = service or CompileService(self.settings.max_workers)
+        self.service = service or CompileService(self.settings.max_workers, self.settings.compile_memory_mb)
         self._own_service = service is None
         self.cache = cache or ArtifactCache()
         self.select = select
@@ -189,8 +189,8 @@ class Checker:
     def update_settings(self, new: Settings) -> None:
         """Take new settings; a new worker count gets a new pool (the old one finishes its jobs in the background)."""
         old, self.settings = self.settings, new
-        if self._own_service and old.max_workers != new.max_workers:
-            stale, self.service = self.service, CompileService(new.max_workers)
+        if self._own_service and (old.max_workers, old.compile_memory_mb) != (new.max_workers, new.compile_memory_mb):
+            stale, self.service = self.service, CompileService(new.max_workers, new.compile_memory_mb)
             threading.Thread(target=stale.shutdown, daemon=True, name="tritonlens-pool-shutdown").start()
 
     def __enter__(self) -> "Checker":
