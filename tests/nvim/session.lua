@@ -15,6 +15,26 @@ function M.attach()
   return bufnr, client_id
 end
 
+-- The buffer's diagnostics that tritonlens published.
+function M.ours(bufnr)
+  return vim.tbl_filter(function(d) return d.source == "tritonlens" end, vim.diagnostic.get(bufnr))
+end
+
+-- `vim.lsp.buf.hover()` at 0-based `line`: what Neovim's own handler puts in its float (nil after `timeout` ms).
+function M.hover(line, col, timeout)
+  local shown
+  local original = vim.lsp.util.open_floating_preview
+  vim.lsp.util.open_floating_preview = function(contents, syntax, opts)
+    shown = contents
+    return original(contents, syntax, opts)
+  end
+  vim.api.nvim_win_set_cursor(0, { line + 1, col })
+  vim.lsp.buf.hover()
+  vim.wait(timeout, function() return shown ~= nil end, 10)
+  vim.lsp.util.open_floating_preview = original
+  return shown
+end
+
 -- Run `body(result)` (errors are recorded, not raised), then write `result` and quit.
 function M.run(result, body)
   local ok, err = pcall(body, result)
