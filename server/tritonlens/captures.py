@@ -179,15 +179,45 @@ def load_captures(workspace_root: str, path: str | None = None,
     bad line. `file` overrides the default `.tritonlens/captures.jsonl` (the CLI's --captures); its paths resolve
     against the folder holding its `.tritonlens/` (see capture_root) and against the workspace root."""
     file = file or captures_path(workspace_root)
-    out: list[dict[str, Any]] = []
-    problems: list[str] = []
-    try:
-        with open(file, encoding="utf-8", errors="replace") as f:
-            lines = list(bounded_lines(f))
-    except OSError:
-        return out, problems
     want = os.path.normcase(os.path.abspath(path)) if path else None
     roots = list(dict.fromkeys([capture_root(file, workspace_root), workspace_root]))
+    parsed = _parsed(file, roots)
+    if parsed is None:
+        return [], []
+    objs, problems = parsed
+    out = [obj for obj in objs if want is None or want in obj["_resolved"]]
+    # One capture per distinct compile, with its launch count and the autotuner's role (version 2 count and choice
+    # records folded in; a version-1 file gets the lower bound).
+    return fold_captures(out), list(problems)
+
+
+_PARSED: dict[tuple, tuple[list[dict[str, Any]], list[str]]] = {}
+
+
+def _parsed(file: str, roots: list[str]) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """The valid lines of a capture file and the problems of the others, read once per version of the file (a check
+    of many files asks for each of them; 529 lines took a second to re-read each time). Callers get copies."""
+    try:
+        st = os.stat(file)
+    except OSError:
+        return None
+    key = (os.path.abspath(file), st.st_mtime_ns, st.st_size, tuple(roots))
+    hit = _PARSED.get(key)
+    if hit is None:
+        try:
+            hit = _read_lines(file, roots)
+        except OSError:
+            return None
+        _PARSED.clear()  # one file at a time is what a check or a server reads
+        _PARSED[key] = hit
+    return [dict(obj) for obj in hit[0]], hit[1]
+
+
+def _read_lines(file: str, roots: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    out: list[dict[str, Any]] = []
+    problems: list[str] = []
+    with open(file, encoding="utf-8", errors="replace") as f:
+        lines = list(bounded_lines(f))
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line:
@@ -207,12 +237,8 @@ def load_captures(workspace_root: str, path: str | None = None,
         obj["_source"] = f"{os.path.basename(file)}:{n}"
         obj["_line"] = n
         obj["_resolved"] = _candidates(obj["path"], roots)
-        if want is not None and want not in obj["_resolved"]:
-            continue
         out.append(obj)
-    # One capture per distinct compile, with its launch count and the autotuner's role (version 2 count and choice
-    # records folded in; a version-1 file gets the lower bound).
-    return fold_captures(out), problems
+    return out, problems
 
 
 def unmatched(workspace_root: str, file: str | None, checked: dict[str, set[str]]) -> list[str]:

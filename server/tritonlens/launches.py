@@ -80,6 +80,11 @@ class _Finder(ast.NodeVisitor):
         self.aliases: list[set[str]] = [set()]
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        # A function whose text names neither the kernel nor an alias of it launches nothing: skip its (costly)
+        # constant folding — a workspace scan visits every function of every file that mentions the kernel.
+        body = "".join(self.source.lines[node.lineno - 1:node.end_lineno or node.lineno])
+        if self.name not in body and not any(a in body for scope in self.aliases for a in scope):
+            return
         a = node.args
         params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | \
             {x.arg for x in (a.vararg, a.kwarg) if x is not None}
