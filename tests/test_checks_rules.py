@@ -1,6 +1,7 @@
 """Every rule on kernels Triton really compiles here (cuda:90, cuda:80, hip:gfx942): the finding appears with its
 code on the expected line of a bad kernel (examples/bad/) and is absent from a fixed version of the same kernel."""
 import os
+import textwrap
 import re
 
 import pytest
@@ -220,3 +221,28 @@ def test_metrics(checkers):
     assert m["occupancy"]["warps"] == 64 and m["spill_bytes"] == 0
     mm = checkers("cuda:90").check_file(os.path.join(GOOD, "matmul.py")).kernels[0].compiled[0].metrics
     assert mm["wgmma"] > 0 and mm["local_alloc"] >= 2 and mm["convert_layout"] >= 1
+
+
+def test_a_gather_is_narrow_by_nature_an_info_not_a_warning(checkers, tmp_path):
+    """Loads whose addresses come from loaded indices (an embedding gather, MoE routing) cannot be vectorized by any
+    compiler: PTX001 says so at info level, with the line the indices were loaded on — while the contiguous load of
+    the indices themselves, made narrow by an unaligned bound, stays a warning."""
+    path = tmp_path / "gather.py"
+    path.write_text(textwrap.dedent('''\
+        import triton
+        import triton.language as tl
+
+
+        # tritonlens: idx_ptr=*i32, n=i32, BLOCK=1024
+        @triton.jit
+        def gather(idx_ptr, src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            rows = tl.load(idx_ptr + offs, mask=offs < n)
+            vals = tl.load(src_ptr + rows, mask=offs < n)
+            tl.store(dst_ptr + offs, vals, mask=offs < 1024)
+        '''))
+    found = findings(checkers("cuda:90"), str(path), "PTX001")
+    by_line = {f.line: f for f in found}
+    assert by_line[10].severity == "info" and by_line[10].data["cause"] == "gather"
+    assert "values loaded on line 9" in by_line[10].message
+    assert by_line[9].severity == "warning" and by_line[9].data["cause"] == "mask"

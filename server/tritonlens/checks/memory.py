@@ -200,6 +200,39 @@ def _along_last_axis(idx, expr, depth: int = 6) -> bool:
     return _arange_derived(idx, expr)
 
 
+def _walk_columns(node):
+    """ast.walk that does not enter `(...)[:, None]`: what is inside indexes rows, whatever it multiplies."""
+    import ast
+
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, ast.Subscript):
+            sl = n.slice
+            elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+            if elts and isinstance(elts[-1], ast.Constant) and elts[-1].value is None:
+                continue
+        todo.extend(ast.iter_child_nodes(n))
+
+
+def _gather_source(idx, pointer_expr) -> int | None:
+    """The line of a `tl.load` whose values index this access along its contiguous axis (`base + idx_loaded`,
+    `partial_ptr + expert * n`): a gather, whose addresses are data — no compiler can prove them contiguous, so a
+    narrow access is the expected code, not a missed vectorization. Row indices (`block[:, None] * stride`, paged
+    KV) do not count: the columns stay contiguous. None when no loaded value reaches the columns."""
+    import ast
+
+    column_names = frozenset(n.id for n in _walk_columns(pointer_expr) if isinstance(n, ast.Name))
+    for name in sorted(idx.names_reaching(column_names)):
+        for value in idx.assigns.get(name, []):
+            for n in ast.walk(value):
+                if isinstance(n, ast.Call) and (n.func.attr if isinstance(n.func, ast.Attribute)
+                                                else getattr(n.func, "id", "")) == "load":
+                    return n.lineno
+    return None
+
+
 def _inner_strides(idx, pointer_expr, params: list[str]) -> list[str]:
     """Int params that multiply the index along the contiguous axis (`x_ptr + offs * stride`): not an alignment
     problem but a stride — the elements of a thread are not adjacent whatever the stride's divisibility."""
@@ -208,22 +241,9 @@ def _inner_strides(idx, pointer_expr, params: list[str]) -> list[str]:
     exprs = [pointer_expr]
     for name in idx.names_reaching(frozenset(n.id for n in _names(pointer_expr))):
         exprs.extend(idx.assigns.get(name, []))
-    def walk_columns(node):
-        """ast.walk that does not enter `(...)[:, None]`: what is inside indexes rows, whatever it multiplies."""
-        todo = [node]
-        while todo:
-            n = todo.pop()
-            yield n
-            if isinstance(n, ast.Subscript):
-                sl = n.slice
-                elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-                if elts and isinstance(elts[-1], ast.Constant) and elts[-1].value is None:
-                    continue
-            todo.extend(ast.iter_child_nodes(n))
-
     found: list[str] = []
     for e in exprs:
-        for n in walk_columns(e):
+        for n in _walk_columns(e):
             if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)):
                 continue
             for this, other in ((n.left, n.right), (n.right, n.left)):
@@ -265,6 +285,11 @@ def _cause(ctx, site, acc: _Access, remark, store: bool) -> tuple[str, list[str]
         shared_why = _shared_layout_cause(ctx, acc)
         if shared_why is not None:
             return "shared-layout", [], shared_why
+    gathered = _gather_source(idx, site.args[0]) if site is not None and site.args else None
+    if gathered is not None and (origin is None or origin < full_vec):
+        return "gather", [], (f"a gather: its addresses come from values loaded on line {gathered}, which no compiler "
+                              f"can prove contiguous — expected for an indexed access; sorting or grouping the "
+                              f"indices so that runs are contiguous is the only way to wider accesses")
     strides = _inner_strides(idx, site.args[0], bad_ptr_ints) if site is not None and site.args else []
     if strides and (origin is None or origin < full_vec):
         return "stride", strides, (f"the addresses are not contiguous per thread — {_join(strides)} multiplies the "
@@ -359,7 +384,9 @@ def _narrow(ctx, store: bool, code: str):
                 "vec": remark.get("vec") if remark else None,
                 "origin_vec": remark.get("origin_vec") if remark else None,
                 "merge_key": f"{code}:{cause}:{','.join(params)}"}
-        yield finding(ctx, span, code, message, data=data, related_info=rel)
+        # A gather is narrow by nature: said (info), not alarmed.
+        yield finding(ctx, span, code, message, data=data, related_info=rel,
+                      severity="info" if cause == "gather" else "")
 
 
 @rule("PTX001", "narrow-global-load", "warning")
