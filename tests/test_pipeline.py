@@ -787,3 +787,38 @@ def test_device_queries_at_import_are_answered_for_the_target_compiled(tmp_path)
     ranges = {cs.spec.target: re.search(r"tt\.make_range \{end = (\d+)", cs.artifacts.asm["ttir"]).group(1)
               for cs in only_compiled(report, "k").compiled}
     assert ranges == {"cuda:90": "128", "cuda:80": "64"}
+
+
+def test_captures_are_found_from_the_folder_holding_tritonlens_and_unmatched_ones_are_reported(capsys, tmp_path):
+    """A package that ships its own pyproject.toml inside the repository must not move the workspace root below the
+    capture file (every capture path then missed, silently); captures naming files or kernels that are not there are
+    said, not dropped."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    path = write(pkg, "k.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+        ''')
+    base = {"version": 1, "signature": {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+            "constants": {"BLOCK": 256}, "attrs": {"x_ptr": {"divisibility": 16}, "n": {"divisibility": 16}},
+            "options": {"num_warps": 4}, "target": "cuda:90"}
+    (tmp_path / ".tritonlens").mkdir()
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps({**base, **r}) + "\n" for r in [
+        {"path": "pkg/k.py", "kernel": "k"},
+        {"path": "pkg/k.py", "kernel": "renamed_kernel"},
+        {"path": "other_checkout/k.py", "kernel": "k"},
+    ]))
+    code, out, err = run_cli(capsys, "check", path, "--target", "cuda:90", "--format", "json")
+    assert code == 0 and json.loads(out) == []  # compiled from the capture: BLOCK=256, no SRC002
+    assert "1 capture(s) of renamed_kernel in pkg/k.py, which no longer defines that kernel" in err
+    assert "1 captures name files that are not under" in err and "other_checkout/k.py (1)" in err
+    with Checker(Settings(target="cuda:90", max_workers=1)) as c:
+        kr = only_compiled(c.check_file(path), "k")
+    assert [cs.spec.label for cs in kr.compiled] == ["capture 1"] and kr.compiled[0].spec.constants["BLOCK"] == 256
