@@ -64,3 +64,20 @@ def test_every_rule_has_a_doc_page():
         with open(page) as f:
             text = f.read()
         assert text.startswith(f"# {code} ") and "**How to fix.**" in text and "**Before / after.**" in text
+
+
+def test_a_kernel_of_several_specs_is_reported_once_early_then_whole(tmp_path):
+    """`on_partial`: the editor shows a kernel's first findings after its first compiled spec, not after all of them
+    (a dozen captured specs take seconds each); the full report follows and replaces it."""
+    from tritonlens.compiler.cache import ArtifactCache
+
+    path = tmp_path / "copy.py"
+    path.write_text(KERNEL)
+    partial, whole = [], []
+    with Checker(Settings(target="cuda:90", max_workers=1), cache=ArtifactCache(str(tmp_path / "cache"))) as c:
+        c.check_file(str(path), on_partial=partial.append, on_kernel=whole.append)
+    (first,) = partial
+    (final,) = whole
+    assert first.pending == 1 and len(first.compiled) == 1
+    assert final.pending == 0 and len(final.compiled) == 2
+    assert "(in 1 of 2 configs: BLOCK_SIZE=1024)" in [f for f in final.findings if f.code == "PTX001"][0].message

@@ -328,6 +328,7 @@ class KernelReport:
     # With captures: {"compiled": 12, "captured": 134, "trials": 0} — how many captured specs were compiled (a
     # representative set unless all_captures) of how many distinct ones were recorded.
     captures: dict[str, int] = field(default_factory=dict)
+    pending: int = 0  # specs still compiling: a partial report, sent before the kernel's last spec is done
 
     @property
     def name(self) -> str:

@@ -206,14 +206,15 @@ class Checker:
     # ------------------------------------------------------------------ the pipeline
     def check_file(self, path: str, text: str | None = None, *, workspace_root: str | None = None,
                    on_kernel: Callable[[KernelReport], None] | None = None, group: str | None = None,
-                   kernels: set[str] | None = None) -> FileReport:
+                   kernels: set[str] | None = None,
+                   on_partial: Callable[[KernelReport], None] | None = None) -> FileReport:
         """Check every kernel of `path` (using `text` when given: the editor's unsaved buffer).
 
         `on_kernel` is called as each kernel finishes (from this thread, in the order they finish). `group` tags the
         compile jobs so that `self.service.cancel(group)` stops them. `kernels` limits the check to those names.
         """
         plan = self.plan_file(path, text, workspace_root=workspace_root, group=group, kernels=kernels)
-        return self.finish(plan, on_kernel)
+        return self.finish(plan, on_kernel, on_partial)
 
     def check_files(self, paths: list[str],
                     on_kernel: Callable[[KernelReport, int, int], None] | None = None) -> Iterator[FileReport]:
@@ -277,13 +278,24 @@ class Checker:
             plan.kernels.append(item)
         return plan
 
-    def finish(self, plan: "_Plan", on_kernel: Callable[[KernelReport], None] | None = None) -> FileReport:
-        """Wait for a plan's compiles; analyse and report each kernel as soon as all its specs are compiled."""
+    def finish(self, plan: "_Plan", on_kernel: Callable[[KernelReport], None] | None = None,
+               on_partial: Callable[[KernelReport], None] | None = None) -> FileReport:
+        """Wait for a plan's compiles; analyse and report each kernel as soon as all its specs are compiled. With
+        `on_partial`, a kernel of several specs is also reported once as soon as its first spec is compiled
+        (`KernelReport.pending` says how many are still compiling): a save of a kernel with a dozen captured specs
+        shows its first findings after one compile, not after all of them."""
         left = list(plan.kernels)
         done: list[KernelReport] = []
+        partial_sent: set[int] = set()
         while left:
             ready = [k for k in left if all(not isinstance(j, Future) or j.done() for _, j in k.jobs)]
             if not ready:
+                if on_partial is not None:
+                    for item in left:
+                        finished = [(s, j) for s, j in item.jobs if not isinstance(j, Future) or j.done()]
+                        if id(item) not in partial_sent and finished and len(item.jobs) > 1:
+                            partial_sent.add(id(item))
+                            on_partial(self._partial_report(item, finished, plan))
                 futures = [j for k in left for _, j in k.jobs if isinstance(j, Future) and not j.done()]
                 wait(futures, return_when=FIRST_COMPLETED)
                 continue
@@ -295,6 +307,13 @@ class Checker:
                     on_kernel(kr)
         plan.report.kernels = sorted(done, key=lambda kr: kr.kernel.def_line)
         return plan.report
+
+    def _partial_report(self, item: "_PlannedKernel", finished: list, plan: "_Plan") -> KernelReport:
+        part = _PlannedKernel(item.kernel, jobs=finished, findings=item.findings, withheld=item.withheld,
+                              assumed=item.assumed, captures=item.captures)
+        kr = self._kernel_report(part, _Plan(plan.report, plan.text))  # its own SRC006 bookkeeping
+        kr.pending = len(item.jobs) - len(finished)
+        return kr
 
     def _kernel_report(self, item: "_PlannedKernel", plan: "_Plan") -> KernelReport:
         kr = KernelReport(item.kernel, captures=dict(item.captures))

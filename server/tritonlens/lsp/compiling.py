@@ -185,12 +185,24 @@ class CompileScheduler:
         def on_kernel(kr: KernelReport) -> None:  # a pool thread
             loop.call_soon_threadsafe(on_kernel_loop, kr)
 
+        def on_partial_loop(kr: KernelReport) -> None:
+            # The kernel's first compiled spec while the others compile: its findings now, the full report later.
+            key = kr.kernel.key
+            if gen != st.generation or key in done:
+                return
+            st.kernels[key] = kr
+            st.infos[key] = kr.kernel
+            self.publish(st, version)
+
+        def on_partial(kr: KernelReport) -> None:  # a pool thread
+            loop.call_soon_threadsafe(on_partial_loop, kr)
+
         report = None
         if to_compile:
             await progress.begin(f"Compiling {infos[to_compile[0]].display_name} (1/{len(to_compile)})")
             report = await in_daemon_thread(checker.check_file, st.path, text, workspace_root=root,
                                              on_kernel=on_kernel, group=group,
-                                             kernels={infos[k].name for k in to_compile})
+                                             kernels={infos[k].name for k in to_compile}, on_partial=on_partial)
             await asyncio.sleep(0)  # let the queued per-kernel callbacks run first
         if gen != st.generation:
             return
