@@ -48,3 +48,24 @@ def test_profile_replays_the_capture(tmp_path):
                             captures_file=str(tmp_path / "captures.jsonl"))
     assert result.ok, result.error
     assert result.metrics["duration_ns"] > 0 and result.metrics["local_loads"] == 0
+
+
+def test_baseline_save_profile_keeps_ncu_metrics(tmp_path):
+    """`baseline save --profile` on the GPU machine: each kernel's captured launch measured by ncu, in the baseline."""
+    import shutil
+
+    if not can_profile()[0]:
+        pytest.skip("needs ncu")
+    shutil.copy(os.path.join(ROOT, "examples", "vector_add.py"), tmp_path / "vector_add.py")
+    (tmp_path / ".git").mkdir()
+    prog = tmp_path / "prog.py"
+    prog.write_text("import sys, torch\nsys.path.insert(0, %r)\nimport vector_add\n"
+                    "x = torch.rand(4096 + 3, device='cuda')\nvector_add.add(x, x)\n" % str(tmp_path))
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server"))
+    assert subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", str(tmp_path), "--",
+                           sys.executable, str(prog)], env=env).returncode == 0
+    assert subprocess.run([sys.executable, "-m", "tritonlens.cli", "baseline", "save", "--profile",
+                           str(tmp_path / "vector_add.py")], env=env, cwd=tmp_path).returncode == 0
+    data = json.loads((tmp_path / ".tritonlens" / "baseline.json").read_text())
+    ncu = data["files"]["vector_add.py"]["kernels"]["add_kernel"]["ncu"]
+    assert ncu["metrics"]["duration_ns"] > 0 and "local_loads" in ncu["metrics"]

@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     bs.add_argument("--ir", default="ttir,ttgir,ptx,sass,amdgcn", metavar="STAGES",
                     help="layers whose normalised text is kept for `diff --stage` (default: all but llir, which is "
                          "large; every layer is hashed either way); 'none' keeps none")
+    bs.add_argument("--profile", action="store_true",
+                    help="on a GPU machine with ncu: also measure each kernel's first replayable captured launch "
+                         "(tritonlens profile) and keep its metrics in the baseline")
     _compile_flags(bs)
 
     d = sub.add_parser("diff", help="what changed since the baseline: metrics, findings, and with --stage the IR")
@@ -467,6 +470,8 @@ def cmd_baseline_save(args) -> int:
     if reports is None:
         return EXIT_ERROR
     data, sidecar = _current_state(reports, _baseline_root(out), _settings_from(args))
+    if args.profile:
+        _profile_into(data, reports, _baseline_root(out))
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     _write_if_changed(out, json.dumps(data, indent=1, sort_keys=True) + "\n")
     ir_dir = _sidecar_dir(out)
@@ -491,6 +496,29 @@ def cmd_baseline_save(args) -> int:
     print(f"baseline of {n_kernels} kernel(s), {n_specs} spec(s) in {len(data['files'])} file(s) written to "
           f"{_rel(out)} (normalised IR in {_rel(ir_dir)}/)")
     return EXIT_OK
+
+
+def _profile_into(data: dict, reports: list, root: str) -> None:
+    """ncu's metrics of each kernel's first replayable captured launch, under the kernel's `ncu` (measurements: they
+    vary a little from run to run, so they live apart from the compiler's deterministic numbers)."""
+    from .profile import can_profile, profile_kernel
+
+    ok, why = can_profile()
+    if not ok:
+        print(f"tritonlens baseline: --profile: {why}; no ncu metrics kept", file=sys.stderr)
+        return
+    rel = _rel_to(root)
+    for report in reports:
+        kernels = data["files"].get(rel(report.path), {}).get("kernels", {})
+        for kr in report.kernels:
+            if kr.kernel.key not in kernels:
+                continue
+            result = profile_kernel(report.path, kr.kernel.name, workspace_root=root)
+            if result.ok:
+                kernels[kr.kernel.key]["ncu"] = {"metrics": {k: round(v, 4) for k, v in sorted(result.metrics.items())},
+                                                 "ncu_metrics": dict(sorted(result.ncu_metrics.items()))}
+            else:
+                print(f"tritonlens baseline: --profile {kr.kernel.name}: {result.error}", file=sys.stderr)
 
 
 def _write_if_changed(path: str, text: str) -> None:
