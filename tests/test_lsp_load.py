@@ -11,7 +11,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from test_lsp import BROKEN, SERVER, by_code, edit_and_save, mark, open_doc, settled, start, workspace
+from test_lsp import BROKEN, SERVER, VECTOR_ADD, by_code, edit_and_save, mark, open_doc, settled, start, workspace
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
@@ -128,3 +128,180 @@ async def test_files_renamed_deleted_and_closed_while_compiling(client: Language
         assert not client.diagnostics.get(uris[name]), (name, client.diagnostics.get(uris[name]))
     assert not [m.message for m in client.log_messages if "internal error" in m.message or "Traceback" in m.message]
     await stop_and_count_workers(client)
+
+
+# ---------------------------------------------------------------- odd paths, a huge file, a file of many kernels
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory of process `pid` in MB (Linux /proc): `VmRSS` now, `VmHWM` its peak."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError(f"no {field} for {pid}")
+
+
+def no_internal_errors(client: LanguageClient) -> None:
+    bad = [m.message for m in client.log_messages if "internal error" in m.message or "Traceback" in m.message]
+    assert not bad, bad
+
+
+# Both kernels in one file under a non-ASCII name; a non-ASCII comment above the error and a non-ASCII identifier
+# before the error's token on its line (columns are UTF-16 in LSP, UTF-8 bytes in Triton's locations).
+ODD = VECTOR_ADD + "\n\n" + BROKEN.split("\n\n\n", 1)[1].replace(
+    "    offs = pid * 128 + tl.arange(0, 100)",
+    "    # größe: 100 is not a power of two\n    größe = pid * 128\n    offs = größe + tl.arange(0, 100)")
+
+
+async def test_workspace_path_with_spaces_and_non_ascii(client: LanguageClient, tmp_path):
+    root = tmp_path / "my wörk späce"
+    (root / "kernels").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    path = root / "kernels" / "k 1.py"
+    path.write_text(ODD, encoding="utf-8")
+    uri = path.as_uri()
+    # A non-ASCII file name: LLVM writes it unescaped into the PTX's line comments and ptxas refuses the PTX, so
+    # Triton itself cannot compile it (on a GPU either) — one SRC001 that says so, not an obscure ptxas dump.
+    named = root / "kernels" / "k ü.py"
+    named.write_text(VECTOR_ADD, encoding="utf-8")
+    assert "%20" in uri and "%C3%B6" in uri and "%C3%BC" in named.as_uri()
+    await start(client, root)
+    open_doc(client, uri, ODD)
+    open_doc(client, named.as_uri(), VECTOR_ADD)
+    diags = await settled(client, uri, lambda d: by_code(d, "SRC001"), timeout=240)
+    lines = ODD.splitlines()
+    (err,) = by_code(diags, "SRC001")
+    assert lines[err.range.start.line] == "    offs = größe + tl.arange(0, 100)", err
+    assert lines[err.range.start.line][err.range.start.character:].startswith("tl.arange"), err
+    assert not [d for d in diags if d.severity <= types.DiagnosticSeverity.Warning and d.code != "SRC001"], diags
+    assert {d.data["kernel"] for d in diags if d.data} <= {"add_kernel", "bad_kernel"}
+    (bad_name,) = by_code(await settled(client, named.as_uri(), lambda d: by_code(d, "SRC001"), timeout=240),
+                          "SRC001")
+    assert "non-ASCII file name 'k ü.py'" in bad_name.message and bad_name.range.start.line == 6, bad_name
+
+    load_line = lines.index("    x = tl.load(x_ptr + offsets, mask=mask)")
+    hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(load_line, 10))), 30)
+    assert hover is not None and "**PTX**" in hover.contents.value and "ld.global" in hover.contents.value
+    assert "command:tritonlens.showIr?" in hover.contents.value
+
+    doc = await asyncio.wait_for(client.protocol.send_request_async(
+        "tritonlens/irDocument", {"uri": uri, "kernel": None, "stage": "ptx", "line": load_line}), 30)
+    doc = doc._asdict() if hasattr(doc, "_asdict") else doc
+    assert doc["kernel"] == "add_kernel" and os.path.exists(doc["path"])
+    ir_lines = doc["text"].splitlines()
+    ranges = [r._asdict() if hasattr(r, "_asdict") else r for r in doc["ranges"]]
+    assert any("ld.global" in ir_lines[i] for r in ranges for i in range(r["start"], r["end"] + 1))
+    no_internal_errors(client)
+
+
+def huge_module(megabytes: float) -> tuple[str, int]:
+    """A Python module of about `megabytes` MB: half a data table literal, half plain functions, and one kernel
+    (VECTOR_ADD's) at the end. Returns the text and the 0-based line of the kernel's first load."""
+    head = VECTOR_ADD.split("\n\n\n", 1)[0] + "\n\n\n"
+    parts = [head, "TABLE = [\n"]
+    size, i = len(head), 0
+    while size < megabytes * 1e6 / 2:
+        row = f"    ({i}, {i * 0.5}, 'row-{i:08d}', {{'k': {i % 97}}}),\n"
+        parts.append(row)
+        size += len(row)
+        i += 1
+    parts.append("]\n\n\n")
+    j = 0
+    while size < megabytes * 1e6:
+        fn = f"def helper_{j}(a, b={j}):\n    c = a * b + {j}\n    return [c, c + 1, str(c)]\n\n\n"
+        parts.append(fn)
+        size += len(fn)
+        j += 1
+    parts.append(VECTOR_ADD.split("\n\n\n", 1)[1])
+    text = "".join(parts)
+    return text, text.splitlines().index("    x = tl.load(x_ptr + offsets, mask=mask)")
+
+
+async def test_ten_megabyte_file(client: LanguageClient, tmp_path):
+    big, load_line = huge_module(10)
+    assert len(big.encode()) >= 10_000_000
+    uris = workspace(tmp_path, add=VECTOR_ADD, big=big)
+    await start(client, tmp_path)
+    pid = client._server.pid
+    open_doc(client, uris["add"], VECTOR_ADD)
+    await settled(client, uris["add"], timeout=240)
+    base = rss_mb(pid)
+
+    since = mark(client)
+    t0 = time.monotonic()
+    open_doc(client, uris["big"], big)
+    hovers = []  # the other file's hover, asked again and again while the big one is read and compiled
+    peak = base
+    while not (client.statuses[since:] and client.statuses[-1]["state"] == "idle"  # type: ignore[attr-defined]
+               and uris["big"] in client.diagnostics) and time.monotonic() - t0 < 300:
+        hovers.append(await hover_within(client, uris["add"], 10, 20.0))
+        peak = max(peak, rss_mb(pid))
+        await asyncio.sleep(0.2)
+    diags = await settled(client, uris["big"], timeout=60, since=since)
+    took = time.monotonic() - t0
+    peak = max(peak, rss_mb(pid, "VmHWM"))
+    assert not [d for d in diags if d.severity <= types.DiagnosticSeverity.Warning], diags
+    hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uris["big"]), position=types.Position(load_line, 10))), 30)
+    assert hover is not None and "ld.global" in hover.contents.value
+    print(f"\n10 MB file: diagnostics after {took:.1f}s; {len(hovers)} hovers meanwhile, slowest "
+          f"{max(hovers):.2f}s; server RSS {base:.0f} MB before, peak {peak:.0f} MB, now {rss_mb(pid):.0f} MB")
+    assert hovers and max(hovers) < 20.0
+    assert peak < 1500, f"server peak RSS {peak:.0f} MB"
+    no_internal_errors(client)
+
+
+def many_kernels(n: int, compiled: int) -> str:
+    """`n` small distinct kernels; the first `compiled` have a hint (they compile), the others leave BLOCK without
+    a value (SRC002, found without a compile)."""
+    out = ["import triton\nimport triton.language as tl\n"]
+    for i in range(n):
+        hint = f"# tritonlens: BLOCK={64 << (i % 3)}\n" if i < compiled else ""
+        out.append(f"\n\n{hint}@triton.jit\ndef kernel_{i}(x_ptr, n, BLOCK: tl.constexpr):\n"
+                   f"    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                   f"    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+                   f"    tl.store(x_ptr + offs, x * {i + 2}, mask=offs < n)\n")
+    return "".join(out)
+
+
+async def test_file_with_two_hundred_kernels(client: LanguageClient, tmp_path):
+    text = many_kernels(200, 10)
+    uris = workspace(tmp_path, many=text)
+    uri = uris["many"]
+    await start(client, tmp_path)
+    pid = client._server.pid
+    since = mark(client)
+    t0 = time.monotonic()
+    open_doc(client, uri, text)
+    diags = await settled(client, uri, lambda d: len(by_code(d, "SRC002")) == 190, timeout=420, since=since)
+    took = time.monotonic() - t0
+    lines = text.splitlines()
+    missing = by_code(diags, "SRC002")
+    named = {d.data["kernel"] for d in missing}
+    assert named == {f"kernel_{i}" for i in range(10, 200)}
+    for d in missing:  # each on its own kernel's BLOCK parameter
+        line = lines[d.range.start.line]
+        assert line.startswith(f"def {d.data['kernel']}(") and line[d.range.start.character:].startswith("BLOCK")
+    assert not by_code(diags, "SRC001"), by_code(diags, "SRC001")
+    hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(lines.index("def kernel_9(x_ptr, n, BLOCK: tl.constexpr):") + 2, 10))), 30)
+    assert hover is not None and "ld.global" in hover.contents.value
+
+    # A save that breaks kernel 5 and gives kernel 150 a value: only those two change, the latest state is shown.
+    since = mark(client)
+    edited = text.replace("def kernel_5(x_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
+                          "def kernel_5(x_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, 100)")
+    edited = edited.replace("\n@triton.jit\ndef kernel_150(", "\n# tritonlens: BLOCK=128\n@triton.jit\ndef kernel_150(")
+    t1 = time.monotonic()
+    edit_and_save(client, uri, edited, 2, str(tmp_path / "many.py"))
+    diags = await settled(client, uri, lambda d: len(by_code(d, "SRC002")) == 189 and by_code(d, "SRC001"),
+                          timeout=240, since=since)
+    resaved = time.monotonic() - t1
+    (err,) = by_code(diags, "SRC001")
+    assert err.data["kernel"] == "kernel_5" and "tl.arange(0, 100)" in edited.splitlines()[err.range.start.line]
+    assert "kernel_150" not in {d.data["kernel"] for d in by_code(diags, "SRC002")}
+    await asyncio.sleep(2.0)
+    assert len(by_code(client.diagnostics[uri], "SRC002")) == 189 and len(by_code(client.diagnostics[uri], "SRC001")) == 1
+    print(f"\n200 kernels: all diagnostics after {took:.1f}s, a save changing 2 of them {resaved:.1f}s; "
+          f"server peak RSS {rss_mb(pid, 'VmHWM'):.0f} MB")
+    no_internal_errors(client)

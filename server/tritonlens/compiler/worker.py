@@ -260,7 +260,13 @@ def _error_from_exception(exc: BaseException, jit_fn, path: str) -> CompileError
         if getattr(node, "end_lineno", None) == node.lineno and getattr(node, "end_col_offset", None) is not None:
             end_col = node.end_col_offset + indent + 1
         return CompileError(kind, msg.strip() or kind, line, col, path, end_col)
-    return CompileError(kind, str(exc).strip() or kind, _def_line(jit_fn), None, path)
+    msg = str(exc).strip() or kind
+    if kind == "PTXASError" and "non-ASCII" in msg and not os.path.basename(path).isascii():
+        # LLVM writes the file's base name, unescaped, into the PTX's `.loc` comments, and ptxas rejects any
+        # non-ASCII byte: no kernel of such a file compiles with Triton, on a GPU either.
+        msg = (f"ptxas rejects the non-ASCII file name {os.path.basename(path)!r}, which Triton writes into the "
+               "PTX line info: no kernel of this file compiles (on a GPU either) until the file is renamed")
+    return CompileError(kind, msg, _def_line(jit_fn), None, path)
 
 
 _MLIR_ERROR = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.M)

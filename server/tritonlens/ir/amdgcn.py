@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .linemap import LineMap, SrcLoc, decimal, pick_frames, same_file
+from .linemap import LineMap, SrcLoc, decimal, pick_frames, same_file, unescape
 from .ptx import _parse_loc_comment, _quoted
 
 _SUFFIX_BITS = {"byte": 8, "ubyte": 8, "sbyte": 8, "short": 16, "ushort": 16, "sshort": 16, "dword": 32,
@@ -83,7 +83,7 @@ def parse_amdgcn(text: str, kernel_file: str | None = None) -> GcnModule:
             parts = s.split(None, 2)
             fno = decimal(parts[1]) if len(parts) >= 3 else None
             if fno is not None:
-                q = _quoted(parts[2])  # "dir" "name" [md5 0x...] or "path"
+                q = [unescape(x, octal=True) for x in _quoted(parts[2])]  # "dir" "name" [md5 0x...] or "path"
                 if len(q) >= 2:
                     files[fno] = q[1] if q[1].startswith("/") else q[0].rstrip("/") + "/" + q[1]
                 elif q:

@@ -23,6 +23,35 @@ def decimal(text: str) -> int | None:
     return int(text) if text.isdecimal() and len(text) <= 18 else None
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def unescape(text: str, octal: bool = False) -> str:
+    """A string as the IR prints it -> the text. MLIR and LLVM IR write every byte outside printable ASCII as
+    `\\XX` (two hex digits), PTX and AMDGCN assembly as `\\ooo` (three octal digits); a backslash before any
+    other character stands for that character. A non-ASCII path (`/tmp/wörk/k.py`) only matches its file once decoded."""
+    if "\\" not in text:
+        return text
+    out = bytearray()
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\" and i + 1 < n:
+            if octal and i + 4 <= n and all(d in "01234567" for d in text[i + 1:i + 4]):
+                out.append(int(text[i + 1:i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            if not octal and i + 3 <= n and text[i + 1] in _HEX and text[i + 2] in _HEX:
+                out.append(int(text[i + 1:i + 3], 16))
+                i += 3
+                continue
+            c = text[i + 1]
+            i += 1
+        out.extend(c.encode("utf-8"))
+        i += 1
+    return out.decode("utf-8", errors="replace")
+
+
 def _norm(path: str) -> str:
     return path.replace("\\", "/").rstrip("/")
 

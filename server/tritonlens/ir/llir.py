@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..source import split_top_level
-from .linemap import LineMap, SrcLoc, decimal, pick_frames
+from .linemap import LineMap, SrcLoc, decimal, pick_frames, unescape
 
 
 @dataclass
@@ -70,7 +70,7 @@ def parse_llir(text: str, kernel_file: str | None = None) -> LlirModule:
                 return ""
             kind, f = node
             if kind == "DIFile":
-                name, d = f.get("filename", ""), f.get("directory", "")
+                name, d = unescape(f.get("filename", "")), unescape(f.get("directory", ""))
                 return name if name.startswith("/") or not d else d.rstrip("/") + "/" + name
             if "file" in f:
                 scope = f["file"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .linemap import LineMap, SrcLoc, decimal, pick_frames
+from .linemap import LineMap, SrcLoc, decimal, pick_frames, unescape
 
 LOOP_OPS = ("scf.for", "scf.while", "scf.forall", "scf.parallel")
 
@@ -116,19 +116,17 @@ class _LocParser:
     def string(self) -> str:
         # at a '"'
         j = self.i + 1
-        out = []
         while j < len(self.s):
             c = self.s[j]
             if c == "\\" and j + 1 < len(self.s):
-                out.append(self.s[j + 1])
                 j += 2
                 continue
             if c == '"':
                 break
-            out.append(c)
             j += 1
+        raw = self.s[self.i + 1:j]
         self.i = j + 1
-        return "".join(out)
+        return unescape(raw)
 
     def number(self) -> int:
         j = self.i

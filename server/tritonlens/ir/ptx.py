@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .linemap import LineMap, SrcLoc, decimal, pick_frames, same_file
+from .linemap import LineMap, SrcLoc, decimal, pick_frames, same_file, unescape
 
 _TYPE_BITS = {"8": 8, "16": 16, "32": 32, "64": 64, "128": 128}
 
@@ -168,7 +168,7 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
             parts = s.split(None, 2)
             fno = decimal(parts[1]) if len(parts) >= 3 else None
             if fno is not None:
-                q = _quoted(parts[2])
+                q = [unescape(x, octal=True) for x in _quoted(parts[2])]
                 if len(q) >= 2 and q[1] and not q[1].startswith("/"):
                     files[fno] = q[0].rstrip("/") + "/" + q[1]
                 elif q:
