@@ -49,7 +49,8 @@ def liger(tmp_path_factory):
     with open(os.path.join(src, ".tritonlens", "captures.jsonl"), encoding="utf-8") as f:
         caps = [json.loads(line) for line in f if line.strip()]
     files = sorted(glob.glob(os.path.join(src, "liger_kernel", "ops", "*.py")))
-    settings = Settings(target="cuda:90", compile_timeout=300)
+    # Every captured compile, not the representative set `check` makes by default: each of them ran on the GPU.
+    settings = Settings(target="cuda:90", compile_timeout=300, all_captures=True)
     settings.max_workers = default_workers(editor=False)
     with Checker(settings) as checker:
         reports = list(checker.check_files(files))
@@ -69,12 +70,14 @@ def test_every_captured_kernel_compiles_with_no_src001(liger):
         failed += [(key, cs.spec.label, cs.artifacts.error.message[:200]) for cs in kr.compiled
                    if cs.artifacts is None or cs.artifacts.error is not None]
         src001 += [(key, f.message[:200]) for f in kr.findings if f.code == "SRC001"]
-        # Each compiled spec is a captured one: the capture replaced the guesses.
+        # Each compiled spec is a captured one (the capture replaced the guesses), and each capture was compiled.
         assert all(cs.spec.label.startswith("capture") for cs in kr.compiled), key
+        assert len(kr.compiled) == kr.captures["captured"], (key, len(kr.compiled), kr.captures)
     assert not not_compiled, f"captured kernels without a compile: {not_compiled}"
     assert not failed, failed[:5]
     assert not src001, src001[:5]
     assert len(captured) == 22
+    assert sum(len(by_key[k].compiled) for k in captured) == len(caps) == 529
 
 
 def test_no_errors_and_one_src002_per_kernel_over_all_ops(liger):

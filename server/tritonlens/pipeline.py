@@ -311,12 +311,11 @@ class Checker:
     def _partial_report(self, item: "_PlannedKernel", finished: list, plan: "_Plan") -> KernelReport:
         part = _PlannedKernel(item.kernel, jobs=finished, findings=item.findings, withheld=item.withheld,
                               assumed=item.assumed, captures=item.captures)
-        kr = self._kernel_report(part, _Plan(plan.report, plan.text))  # its own SRC006 bookkeeping
-        kr.pending = len(item.jobs) - len(finished)
+        kr = self._kernel_report(part, _Plan(plan.report, plan.text), pending=len(item.jobs) - len(finished))
         return kr
 
-    def _kernel_report(self, item: "_PlannedKernel", plan: "_Plan") -> KernelReport:
-        kr = KernelReport(item.kernel, captures=dict(item.captures))
+    def _kernel_report(self, item: "_PlannedKernel", plan: "_Plan", pending: int = 0) -> KernelReport:
+        kr = KernelReport(item.kernel, captures=dict(item.captures), pending=pending)
         own = list(item.findings)
         for spec, job in item.jobs:
             try:
@@ -336,7 +335,7 @@ class Checker:
         if (k.autotune_configs is not None or k.autotune_key or k.autotune_error) and plan.text is not None:
             from .discover import config_sources
 
-            skipped_autotune_configs(kr, config_sources(k.path, plan.text, k.def_line))
+            skipped_autotune_configs(kr, config_sources(k.path, plan.text, k.def_line), others_pending=pending > 0)
         return finish_report(kr, own, self.settings)
 
     # ------------------------------------------------------------------ steps

@@ -181,7 +181,7 @@ def demote_assumed_errors(spec: Spec, findings: list[Finding]) -> None:
 _CONFIG_LABEL = re.compile(r"autotune config (\d+)/(\d+)")
 
 
-def skipped_autotune_configs(kr: KernelReport, sources: list | None) -> None:
+def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pending: bool = False) -> None:
     """RES001 in an autotune config, when another config of the kernel fits: the autotuner benchmarks every config
     and one that raises OutOfResources is skipped at run time, so the kernel still launches — a warning on that
     `triton.Config(...)` in the list (`sources`: discover.config_sources, None when the configs are built by code),
@@ -193,7 +193,8 @@ def skipped_autotune_configs(kr: KernelReport, sources: list | None) -> None:
     autotuned = bool(k.autotune_key or k.autotune_configs is not None or k.autotune_error)
     from_configs = [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.ok
                     and (_CONFIG_LABEL.search(cs.spec.label) or (autotuned and cs.spec.label.startswith("capture")))]
-    if not from_configs or all(over(cs) for cs in from_configs):
+    # (`others_pending`: a partial report, the other configs still compiling — most config lists have one that fits)
+    if not from_configs or (all(over(cs) for cs in from_configs) and not others_pending):
         return
     by_index = {src.index: src for src in sources or []}
     for cs in from_configs:

@@ -68,6 +68,7 @@ class CompileScheduler:
         if st is None:
             return
         st.generation += 1
+        st.partial.clear()
         if st.debounce is not None:
             st.debounce.cancel()
         self._cancel_group(st)
@@ -79,6 +80,7 @@ class CompileScheduler:
         checker = self.server.running_checker
         for st in self.docs.values():
             st.generation += 1
+            st.partial.clear()
             if st.debounce is not None:
                 st.debounce.cancel()
                 st.debounce = None
@@ -102,6 +104,7 @@ class CompileScheduler:
     def _start(self, st: DocState) -> None:
         st.debounce = None
         st.generation += 1
+        st.partial.clear()
         self._cancel_group(st)
         st.task = asyncio.ensure_future(self._run(st, st.generation))
 
@@ -172,6 +175,7 @@ class CompileScheduler:
                 return
             key = kr.kernel.key
             st.kernels[key] = kr
+            st.partial.pop(key, None)
             st.infos[key] = kr.kernel
             if not _transient(kr):
                 st.keys[key] = kernel_key(kr.kernel)
@@ -190,8 +194,7 @@ class CompileScheduler:
             key = kr.kernel.key
             if gen != st.generation or key in done:
                 return
-            st.kernels[key] = kr
-            st.infos[key] = kr.kernel
+            st.partial[key] = kr
             self.publish(st, version)
 
         def on_partial(kr: KernelReport) -> None:  # a pool thread
@@ -206,6 +209,7 @@ class CompileScheduler:
             await asyncio.sleep(0)  # let the queued per-kernel callbacks run first
         if gen != st.generation:
             return
+        st.partial.clear()
         for name in changed:
             if name not in done:  # a helper, or a kernel with no report this time
                 st.kernels.pop(name, None)

@@ -21,6 +21,9 @@ class DocState:
     version: int | None = None
     generation: int = 0
     kernels: dict[str, KernelReport] = field(default_factory=dict)  # name -> latest report
+    # name -> the report of a kernel's first compiled specs while the rest compile: shown as diagnostics, never used
+    # for fixes, hovers or lenses (they read `kernels`), dropped when the whole report arrives
+    partial: dict[str, KernelReport] = field(default_factory=dict)
     infos: dict[str, KernelInfo] = field(default_factory=dict)  # name -> as discovered in the compiled text
     keys: dict[str, tuple] = field(default_factory=dict)  # name -> kernel_key of the report we hold
     file_findings: list[Finding] = field(default_factory=list)
@@ -35,7 +38,10 @@ class DocState:
 
     def findings(self) -> list[Finding]:
         out = list(self.file_findings)
-        for kr in self.kernels.values():
+        for key, kr in self.kernels.items():
+            if key not in self.partial:
+                out.extend(kr.findings)
+        for kr in self.partial.values():
             out.extend(kr.findings)
         return sorted(out, key=Finding.sort_key)
 

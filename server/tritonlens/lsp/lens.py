@@ -34,9 +34,7 @@ def kernel_summary(kr: "KernelReport", settings) -> str:
         cvt = view_for(kr, cs, settings).conversions()
     text = (f"{cs.spec.target} · {cs.spec.options.get('num_warps', '?')} warps · {m.get('registers', '?')} regs · "
             f"{fmt_bytes(m.get('spill_bytes'))} spill · {fmt_bytes(m.get('shared'))} smem · {cvt} cvt")
-    if kr.pending:
-        text += f" · {len(kr.compiled)} of {len(kr.compiled) + kr.pending} specs so far (compiling)"
-    elif len(kr.compiled) > 1:
+    if len(kr.compiled) > 1:
         text += f" · {len(kr.compiled)} specs"
     c = kr.captures
     if c and c.get("compiled", 0) < c.get("captured", 0):
