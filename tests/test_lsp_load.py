@@ -179,8 +179,13 @@ async def test_workspace_path_with_spaces_and_non_ascii(client: LanguageClient, 
     assert "non-ASCII file name 'k ü.py'" in bad_name.message and bad_name.range.start.line == 6, bad_name
 
     load_line = lines.index("    x = tl.load(x_ptr + offsets, mask=mask)")
-    hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(load_line, 10))), 30)
+    deadline = time.monotonic() + 120  # add_kernel has no diagnostic to wait for: ask again, as a user would
+    while True:
+        hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(load_line, 10))), 30)
+        if hover is not None or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.5)
     assert hover is not None and "**PTX**" in hover.contents.value and "ld.global" in hover.contents.value
     assert "command:tritonlens.showIr?" in hover.contents.value
 
@@ -194,14 +199,15 @@ async def test_workspace_path_with_spaces_and_non_ascii(client: LanguageClient, 
     no_internal_errors(client)
 
 
-def huge_module(megabytes: float) -> tuple[str, int]:
+def huge_module(megabytes: float, salt: str = "a", kernel: str = "big_kernel") -> tuple[str, int]:
     """A Python module of about `megabytes` MB: half a data table literal, half plain functions, and one kernel
-    (VECTOR_ADD's) at the end. Returns the text and the 0-based line of the kernel's first load."""
+    (VECTOR_ADD's, renamed `kernel`) at the end. Returns the text and the 0-based line of the kernel's first
+    load."""
     head = VECTOR_ADD.split("\n\n\n", 1)[0] + "\n\n\n"
     parts = [head, "TABLE = [\n"]
     size, i = len(head), 0
     while size < megabytes * 1e6 / 2:
-        row = f"    ({i}, {i * 0.5}, 'row-{i:08d}', {{'k': {i % 97}}}),\n"
+        row = f"    ({i}, {i * 0.5}, '{salt}-{i:08d}', {{'k': {i % 97}}}),\n"
         parts.append(row)
         size += len(row)
         i += 1
@@ -212,13 +218,16 @@ def huge_module(megabytes: float) -> tuple[str, int]:
         parts.append(fn)
         size += len(fn)
         j += 1
-    parts.append(VECTOR_ADD.split("\n\n\n", 1)[1])
+    parts.append(VECTOR_ADD.split("\n\n\n", 1)[1].replace("add_kernel", kernel))
     text = "".join(parts)
     return text, text.splitlines().index("    x = tl.load(x_ptr + offsets, mask=mask)")
 
 
-async def test_ten_megabyte_file(client: LanguageClient, tmp_path):
+async def test_ten_megabyte_files(client: LanguageClient, tmp_path):
+    """Two 10 MB files, one after the other (the first closed): the other file's hovers are answered meanwhile,
+    each big file's kernel is published, and the server's memory is that of one file's syntax tree, not two."""
     big, load_line = huge_module(10)
+    other, _ = huge_module(10, salt="b", kernel="other_kernel")  # not named in big.py: no launch site to look for
     assert len(big.encode()) >= 10_000_000
     uris = workspace(tmp_path, add=VECTOR_ADD, big=big)
     await start(client, tmp_path)
@@ -227,27 +236,33 @@ async def test_ten_megabyte_file(client: LanguageClient, tmp_path):
     await settled(client, uris["add"], timeout=240)
     base = rss_mb(pid)
 
-    since = mark(client)
-    t0 = time.monotonic()
-    open_doc(client, uris["big"], big)
-    hovers = []  # the other file's hover, asked again and again while the big one is read and compiled
-    peak = base
-    while not (client.statuses[since:] and client.statuses[-1]["state"] == "idle"  # type: ignore[attr-defined]
-               and uris["big"] in client.diagnostics) and time.monotonic() - t0 < 300:
-        hovers.append(await hover_within(client, uris["add"], 10, 20.0))
-        peak = max(peak, rss_mb(pid))
-        await asyncio.sleep(0.2)
-    diags = await settled(client, uris["big"], timeout=60, since=since)
-    took = time.monotonic() - t0
-    peak = max(peak, rss_mb(pid, "VmHWM"))
-    assert not [d for d in diags if d.severity <= types.DiagnosticSeverity.Warning], diags
-    hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uris["big"]), position=types.Position(load_line, 10))), 30)
-    assert hover is not None and "ld.global" in hover.contents.value
-    print(f"\n10 MB file: diagnostics after {took:.1f}s; {len(hovers)} hovers meanwhile, slowest "
-          f"{max(hovers):.2f}s; server RSS {base:.0f} MB before, peak {peak:.0f} MB, now {rss_mb(pid):.0f} MB")
-    assert hovers and max(hovers) < 20.0
-    assert peak < 1500, f"server peak RSS {peak:.0f} MB"
+    report = []
+    for name, text in (("big", big), ("other", other)):
+        if name == "other":
+            (tmp_path / "other.py").write_text(other)
+            uris["other"] = (tmp_path / "other.py").as_uri()
+            client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uris["big"])))
+        since = mark(client)
+        t0 = time.monotonic()
+        open_doc(client, uris[name], text)
+        hovers = []  # the other file's hover, asked again and again while the big one is read and compiled
+        while not (client.statuses[since:] and client.statuses[-1]["state"] == "idle"  # type: ignore[attr-defined]
+                   and uris[name] in client.diagnostics) and time.monotonic() - t0 < 300:
+            hovers.append(await hover_within(client, uris["add"], 10, 30.0))
+            await asyncio.sleep(0.2)
+        diags = await settled(client, uris[name], timeout=60, since=since)
+        took = time.monotonic() - t0
+        assert not [d for d in diags if d.severity <= types.DiagnosticSeverity.Warning], diags
+        hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uris[name]), position=types.Position(load_line, 10))), 60)
+        assert hover is not None and "ld.global" in hover.contents.value
+        assert hovers and max(hovers) < 30.0
+        report.append(f"{name}: diagnostics after {took:.1f}s, {len(hovers)} hovers meanwhile (slowest "
+                      f"{max(hovers):.2f}s), server RSS {rss_mb(pid):.0f} MB")
+    peak = rss_mb(pid, "VmHWM")
+    print(f"\n10 MB files: server RSS {base:.0f} MB before; " + "; ".join(report) + f"; peak {peak:.0f} MB")
+    # One syntax tree of such a file is ~1.8 GB (ast.parse alone); two kept at once would be ~3.5 GB.
+    assert peak < 2600, f"server peak RSS {peak:.0f} MB"
     no_internal_errors(client)
 
 

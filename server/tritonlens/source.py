@@ -75,7 +75,16 @@ def split_top_level(text: str) -> list[tuple[str, int]]:
 # ---------------------------------------------------------------- one parse per text
 _TREES: "OrderedDict[str, ast.Module]" = OrderedDict()
 _TREES_LOCK = threading.Lock()
+_TREE_CHARS: dict[str, int] = {}  # key -> len(text) of the trees kept
 _MAX_TREES = 64
+# A tree takes 100-200 times its source in memory (a 10 MB data table: 1.8 GB), so what is kept is bounded by the
+# length of the texts, not only by their count: small texts share an LRU of at most 8 MB of source; a text over
+# 1 MB has one slot of its own (the latest such text), and such texts are parsed one at a time — two files of
+# 10 MB never hold two trees, and a second request for the same text waits for the first parse instead of repeating it.
+_MAX_TREE_CHARS = 8_000_000
+_LARGE_TEXT = 1_000_000
+_LARGE: list = []  # [key, tree] of the latest large text
+_LARGE_LOCK = threading.Lock()
 
 
 def parse_module(text: str) -> ast.Module:
@@ -83,6 +92,14 @@ def parse_module(text: str) -> ast.Module:
     all read the same file, and a large kernel file took three parses on its way to a compile. The tree is shared —
     callers must not mutate it. Raises SyntaxError (and ValueError for NUL bytes) like ast.parse."""
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    if len(text) > _LARGE_TEXT:
+        with _LARGE_LOCK:
+            if _LARGE and _LARGE[0] == key:
+                return _LARGE[1]
+            _LARGE.clear()  # the previous large tree goes before the next is built
+            tree = ast.parse(text)
+            _LARGE[:] = [key, tree]
+            return tree
     with _TREES_LOCK:
         tree = _TREES.get(key)
         if tree is not None:
@@ -91,8 +108,10 @@ def parse_module(text: str) -> ast.Module:
     tree = ast.parse(text)
     with _TREES_LOCK:
         _TREES[key] = tree
-        while len(_TREES) > _MAX_TREES:
-            _TREES.popitem(last=False)
+        _TREE_CHARS[key] = len(text)
+        while len(_TREES) > _MAX_TREES or sum(_TREE_CHARS.values()) > _MAX_TREE_CHARS:
+            old, _ = _TREES.popitem(last=False)
+            _TREE_CHARS.pop(old, None)
     return tree
 
 
