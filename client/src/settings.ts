@@ -13,6 +13,12 @@ export interface ServerSettings {
   stormThreshold: number;
   rules: Record<string, Severity>;
   interpreter: string[];
+  allCaptures: boolean;
+  maxCapturedSpecs: number;
+  compileMemoryMB: number;
+  maskedLaneThreshold: number;
+  gridFillThreshold: number;
+  smCount: number;
 }
 
 export const DEFAULT_SETTINGS: Readonly<ServerSettings> = Object.freeze({
@@ -20,11 +26,17 @@ export const DEFAULT_SETTINGS: Readonly<ServerSettings> = Object.freeze({
   extraTargets: [],
   compileOn: 'save',
   compileTimeout: 60,
-  maxWorkers: 2,
+  maxWorkers: 0, // 0: from the cores available (the server leaves one for the editor)
   moduleExecution: 'definitions',
   stormThreshold: 3,
   rules: {},
   interpreter: [],
+  allCaptures: false,
+  maxCapturedSpecs: 12,
+  compileMemoryMB: 4096,
+  maskedLaneThreshold: 0.25,
+  gridFillThreshold: 0.75,
+  smCount: 0,
 });
 
 export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as (keyof ServerSettings)[];
@@ -77,6 +89,8 @@ export function readSettings(get: (key: string) => unknown, problems: SettingPro
   };
   const positive = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v > 0;
   const positiveInt = (v: unknown) => positive(v) && Number.isInteger(v);
+  const count = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+  const fraction = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1;
 
   const settings: ServerSettings = {
     target: pick('target', isTarget, 'is not a target (auto, cuda:<sm>, hip:<arch>)'),
@@ -84,13 +98,19 @@ export function readSettings(get: (key: string) => unknown, problems: SettingPro
       'is not a list of targets'),
     compileOn: pick('compileOn', (v) => v === 'save' || v === 'change', 'is not "save" or "change"'),
     compileTimeout: pick('compileTimeout', positive, 'is not a positive number of seconds'),
-    maxWorkers: pick('maxWorkers', positiveInt, 'is not a positive integer'),
+    maxWorkers: pick('maxWorkers', count, 'is not a whole number (0: from the cores)'),
     moduleExecution: pick('moduleExecution', (v) => v === 'definitions' || v === 'full',
       'is not "definitions" or "full"'),
     stormThreshold: pick('stormThreshold', positiveInt, 'is not a positive integer'),
     rules: {},
     interpreter: pick('interpreter', (v) => Array.isArray(v) && v.every((s) => typeof s === 'string' && s !== ''),
       'is not a list of non-empty strings'),
+    allCaptures: pick('allCaptures', (v) => typeof v === 'boolean', 'is not true or false'),
+    maxCapturedSpecs: pick('maxCapturedSpecs', positiveInt, 'is not a positive integer'),
+    compileMemoryMB: pick('compileMemoryMB', count, 'is not a whole number of MB (0: no bound)'),
+    maskedLaneThreshold: pick('maskedLaneThreshold', fraction, 'is not a fraction between 0 and 1'),
+    gridFillThreshold: pick('gridFillThreshold', fraction, 'is not a fraction between 0 and 1'),
+    smCount: pick('smCount', count, 'is not a whole number (0: from the GPU or the target)'),
   };
 
   // Rules are checked one by one so a single typo does not drop the user's other choices.

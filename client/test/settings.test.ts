@@ -14,6 +14,7 @@ import {
 const EXPECTED_KEYS = [
   'target', 'extraTargets', 'compileOn', 'compileTimeout', 'maxWorkers',
   'moduleExecution', 'stormThreshold', 'rules', 'interpreter',
+  'allCaptures', 'maxCapturedSpecs', 'compileMemoryMB', 'maskedLaneThreshold', 'gridFillThreshold', 'smCount',
 ];
 
 const fromObject = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -22,8 +23,10 @@ test('initializationOptions has exactly the documented keys, camelCase, with def
   const options = initializationOptions(readSettings(fromObject({})));
   assert.deepEqual(Object.keys(options).sort(), [...EXPECTED_KEYS].sort());
   assert.deepEqual(options, {
-    target: 'auto', extraTargets: [], compileOn: 'save', compileTimeout: 60, maxWorkers: 2,
+    target: 'auto', extraTargets: [], compileOn: 'save', compileTimeout: 60, maxWorkers: 0,
     moduleExecution: 'definitions', stormThreshold: 3, rules: {}, interpreter: [],
+    allCaptures: false, maxCapturedSpecs: 12, compileMemoryMB: 4096, maskedLaneThreshold: 0.25,
+    gridFillThreshold: 0.75, smCount: 0,
   });
 });
 
@@ -31,7 +34,8 @@ test('user values are passed through', () => {
   const values = {
     target: 'hip:gfx942', extraTargets: ['cuda:80', 'cuda:120'], compileOn: 'change', compileTimeout: 15,
     maxWorkers: 4, moduleExecution: 'full', stormThreshold: 5, rules: { RES002: 'off', PTX001: 'error' },
-    interpreter: ['/opt/venv/bin/python'],
+    interpreter: ['/opt/venv/bin/python'], allCaptures: true, maxCapturedSpecs: 4, compileMemoryMB: 0,
+    maskedLaneThreshold: 0.5, gridFillThreshold: 0.9, smCount: 114,
   };
   assert.deepEqual(initializationOptions(readSettings(fromObject(values))), values);
 });
@@ -42,14 +46,15 @@ test('bad values fall back to defaults and are reported, never thrown', () => {
     fromObject({
       target: 'sm_90', extraTargets: 'cuda:80', compileOn: 'always', compileTimeout: -1, maxWorkers: 1.5,
       moduleExecution: 'some', stormThreshold: 0, rules: { PTX001: 'loud', SASS001: 'hint' }, interpreter: [''],
+      allCaptures: 'yes', maskedLaneThreshold: 2,
     }),
     problems,
   );
   assert.deepEqual(initializationOptions(settings), { ...DEFAULT_SETTINGS, rules: { SASS001: 'hint' } });
   assert.deepEqual(problems.map((p) => p.key).sort(), [
-    'tritonlens.compileOn', 'tritonlens.compileTimeout', 'tritonlens.extraTargets', 'tritonlens.interpreter',
-    'tritonlens.maxWorkers', 'tritonlens.moduleExecution', 'tritonlens.rules.PTX001', 'tritonlens.stormThreshold',
-    'tritonlens.target',
+    'tritonlens.allCaptures', 'tritonlens.compileOn', 'tritonlens.compileTimeout', 'tritonlens.extraTargets',
+    'tritonlens.interpreter', 'tritonlens.maskedLaneThreshold', 'tritonlens.maxWorkers', 'tritonlens.moduleExecution',
+    'tritonlens.rules.PTX001', 'tritonlens.stormThreshold', 'tritonlens.target',
   ]);
 });
 

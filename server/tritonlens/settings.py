@@ -46,7 +46,7 @@ class Settings:
     compile_timeout: float = 60.0
     # Address space of one compile worker, in MB (0 = unbounded): a compile past it is a finding naming the limit.
     compile_memory_mb: int = 4096
-    max_workers: int = field(default_factory=default_workers)
+    max_workers: int = field(default_factory=default_workers)  # 0 from a client: the same default
     module_execution: str = "definitions"  # definitions | full
     storm_threshold: int = 3
     rules: dict[str, str] = field(default_factory=dict)  # code -> severity | "off"
@@ -136,6 +136,13 @@ def _count(v: Any) -> int:
     return v
 
 
+def _workers(v: Any) -> int:
+    """A positive count, or 0 for the default (from the cores available, see default_workers)."""
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"expected a whole number of workers (0: from the cores), got {v!r}")
+    return v or default_workers()
+
+
 def _flag(v: Any) -> bool:
     if not isinstance(v, bool):
         raise TypeError(f"expected true or false, got {v!r}")
@@ -163,7 +170,7 @@ def _interpreter(v: Any) -> list[str]:
 
 _VALIDATORS = {
     "target": _target, "extra_targets": _targets, "compile_on": _choice("save", "change"),
-    "compile_timeout": _positive(float), "compile_memory_mb": _count, "max_workers": _positive(int),
+    "compile_timeout": _positive(float), "compile_memory_mb": _count, "max_workers": _workers,
     "module_execution": _choice("definitions", "full"), "storm_threshold": _positive(int), "rules": _rules,
     "interpreter": _interpreter, "all_captures": _flag, "max_captured_specs": _positive(int),
     "masked_lane_threshold": _fraction, "grid_fill_threshold": _fraction, "sm_count": _count,
