@@ -5,6 +5,7 @@ Pure and linear: every line is scanned once by hand-written scanners (no backtra
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .linemap import LineMap, SrcLoc, decimal, pick_frames, unescape
@@ -41,52 +42,59 @@ _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
 _CLOSE = {")", "]", "}", ">"}
 
 
-def _scan_top(text: str):
-    """Yield (index, char) of characters at bracket depth 0 outside strings. `->` is not a bracket."""
+_TOP_SCANNERS: dict[str, re.Pattern] = {}
+
+
+def _top_matches(text: str, want: str) -> list[int]:
+    """Start indices of the regex `want` at bracket depth 0 outside strings (`->` is not a bracket). The text is
+    walked from one bracket, quote or match to the next — not character by character: TTGIR of a big kernel has
+    millions of characters and every op line is scanned a few times."""
+    rx = _TOP_SCANNERS.get(want)
+    if rx is None:
+        rx = _TOP_SCANNERS[want] = re.compile(r"(?P<w>" + want + r')|\\.|"|->|[(\[{<)\]}>]')
     depth = 0
     in_str = False
-    i = 0
-    n = len(text)
-    while i < n:
-        c = text[i]
+    out: list[int] = []
+    for m in rx.finditer(text):
+        tok = m.group(0)
         if in_str:
-            if c == "\\":
-                i += 2
-                continue
-            if c == '"':
+            if tok == '"':
                 in_str = False
-        elif c == '"':
+            elif m.group("w") is not None and tok.endswith('"'):
+                in_str = False
+            continue
+        if m.group("w") is not None:
+            if depth == 0:
+                out.append(m.start())
+            if tok.endswith(("(", "[", "{", "<")):
+                depth += 1
+            continue
+        if tok == '"':
             in_str = True
-        elif c in _OPEN:
+        elif tok in _OPEN:
             depth += 1
-        elif c in _CLOSE:
-            if not (c == ">" and i > 0 and text[i - 1] == "-"):
-                depth = max(0, depth - 1)
-        elif depth == 0:
-            yield i, c
-        i += 1
+        elif tok in _CLOSE:
+            depth = max(0, depth - 1)
+    return out
 
 
 def split_top(text: str, sep: str) -> list[str]:
     """Split at top-level occurrences of a one-character separator."""
     parts: list[str] = []
     start = 0
-    for i, c in _scan_top(text):
-        if c == sep:
-            parts.append(text[start:i].strip())
-            start = i + 1
+    for i in _top_matches(text, re.escape(sep)):
+        parts.append(text[start:i].strip())
+        start = i + 1
     parts.append(text[start:].strip())
     return [p for p in parts if p]
 
 
 def _strip_loc(line: str) -> tuple[str, str | None]:
     """Split `op ... loc(X)` into (`op ...`, `X`), the trailing top-level loc only."""
-    pos = -1
-    for i, c in _scan_top(line):
-        if c == "l" and line.startswith("loc(", i) and (i == 0 or line[i - 1] in " \t"):
-            pos = i
-    if pos < 0:
+    found = _top_matches(line, r"(?<![^ \t])loc\(")
+    if not found:
         return line, None
+    pos = found[-1]
     end = line.rfind(")")
     if end < pos:
         return line, None
@@ -344,10 +352,8 @@ def convert_layout_info(op: MlirOp, layouts: dict[str, str] | None = None) -> Co
 
 def _types_of(sig: str) -> tuple[list[str], str | None]:
     """`T1 -> T2`, `(T1, T2) -> T3`, `T1 * T2 -> T3`, `T` -> (operand types, result type)."""
-    arrow = -1
-    for i, c in _scan_top(sig):
-        if c == "-" and sig.startswith("->", i):
-            arrow = i
+    arrows = _top_matches(sig, "->")
+    arrow = arrows[-1] if arrows else -1
     if arrow >= 0:
         left, right = sig[:arrow].strip(), sig[arrow + 2 :].strip()
         if left.startswith("(") and left.endswith(")"):
@@ -453,11 +459,9 @@ def parse_mlir(text: str, kernel_file: str | None = None) -> MlirModule:
             loc, inner = pick_frames(resolver.frames(parse_loc(loc_text)), kernel_file)
         operand_types: list[str] = []
         result_type = None
-        sig_pos = -1
         sig_body = body[:-1].rstrip() if opens else body
-        for i, c in _scan_top(sig_body):
-            if c == ":" and i > 0 and sig_body[i - 1] == " " and i + 1 < len(sig_body) and sig_body[i + 1] == " ":
-                sig_pos = i
+        colons = _top_matches(sig_body, r"(?<= ):(?= )")
+        sig_pos = colons[-1] if colons else -1
         if sig_pos >= 0:
             operand_types, result_type = _types_of(sig_body[sig_pos + 1 :].strip())
         if not results:
