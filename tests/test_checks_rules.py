@@ -246,3 +246,27 @@ def test_a_gather_is_narrow_by_nature_an_info_not_a_warning(checkers, tmp_path):
     assert by_line[10].severity == "info" and by_line[10].data["cause"] == "gather"
     assert "values loaded on line 9" in by_line[10].message
     assert by_line[9].severity == "warning" and by_line[9].data["cause"] == "mask"
+
+
+def test_findings_of_an_indented_kernel_land_on_their_token(checkers, tmp_path):
+    """A kernel defined under a module-level `if` (or as a static method) is indented; Triton stamps columns on the
+    dedented source, so they are the indent short of the file's. PTX001 still lands on the `tl.load` and names the
+    cause's parameter (its quick fix needs it)."""
+    path = tmp_path / "branch.py"
+    path.write_text(textwrap.dedent('''\
+        import triton
+        import triton.language as tl
+
+        HAS_FAST_PATH = True
+
+        if HAS_FAST_PATH:
+            # tritonlens: n=i32, BLOCK=1024
+            @triton.jit
+            def scale(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                x = tl.load(x_ptr + offs, mask=offs < n)
+                tl.store(x_ptr + offs, x * 2, mask=offs < n)
+        '''))
+    (load,) = findings(checkers("cuda:90"), str(path), "PTX001")
+    assert (load.line, load.column, load.end_column) == (11, 13, 20)  # `tl.load`
+    assert load.data["params"] == ["n"]

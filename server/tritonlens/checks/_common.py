@@ -134,7 +134,9 @@ def source_index(ctx) -> SourceIndex:
 
 def anchor(ctx, line: int, col: int, names: tuple[str, ...] = ()) -> tuple[Span, CallSite | None]:
     """Where a finding for an op stamped at (line, IR col) goes: the call's callee when one is found, else the
-    token at the IR column (1-based = IR col + 1)."""
+    token at the IR column (1-based = IR col + 1). The IR column of an indented kernel (under a module-level `if`, a
+    static method) is its indent past the file's column (seen with triton 3.6): it is taken back first."""
+    col = max(0, col - max(0, ctx.kernel.col - 1))
     idx = source_index(ctx)
     site = idx.call_at(line, col, names)
     if site is not None:
