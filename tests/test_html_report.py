@@ -207,11 +207,20 @@ def copy_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
 '''
 
 
-def test_matrix_says_which_launch_value_a_finding_follows(checker, tmp_path):
-    src = tmp_path / "copy.py"
-    src.write_text(TWO_SPECS)
+def _page_of(report, tmp_path) -> "_Page":
+    return _Page(render_report([report], base=str(tmp_path))[0])
+
+
+def _checked_page(checker, tmp_path, name: str, text: str):
+    """Write `text` as `name`, check it and render its page: (page, the file's report)."""
+    src = tmp_path / name
+    src.write_text(text)
     report = checker.check_file(str(src))
-    page = _Page(render_report([report], base=str(tmp_path))[0])
+    return _page_of(report, tmp_path), report
+
+
+def test_matrix_says_which_launch_value_a_finding_follows(checker, tmp_path):
+    page, report = _checked_page(checker, tmp_path, "copy.py", TWO_SPECS)
     k = page.kernel("copy_kernel", "copy.py")
     follows = [page.text(i) for i in page.find("div", "follows", kernel=k)]
     assert "PTX001 on line 11 follows n_elements: with i32, not with i32%16" in follows
@@ -251,7 +260,7 @@ def test_chosen_config_is_marked(tmp_path):
     with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
         report = checker.check_file(str(tmp_path / "scale.py"))
     # by default the autotuner's trial is left out, and the page says so
-    page = _Page(render_report([report], base=str(tmp_path))[0])
+    page = _page_of(report, tmp_path)
     k = page.kernel("scale_kernel", "scale.py")
     assert "1 of 2 captured spec(s) compiled, 1 autotuner trial(s) left out" in page.text(
         page.find("p", "captures", kernel=k)[0])
@@ -259,7 +268,7 @@ def test_chosen_config_is_marked(tmp_path):
     # with every capture, the matrix shows both and marks the choice
     with Checker(Settings(target="cuda:90", max_workers=1, all_captures=True)) as checker:
         report = checker.check_file(str(tmp_path / "scale.py"))
-    page = _Page(render_report([report], base=str(tmp_path))[0])
+    page = _page_of(report, tmp_path)
     k = page.kernel("scale_kernel", "scale.py")
     rows = page.find("tr", "matrix-row", kernel=k)
     chosen = [r for r in rows if "chosen" in page.attrs(r)["class"]]
@@ -522,10 +531,7 @@ def bad_shape(x_ptr, BLOCK: tl.constexpr):
 
 
 def test_kernels_that_do_not_compile_keep_their_findings(checker, tmp_path):
-    src = tmp_path / "broken.py"
-    src.write_text(BROKEN)
-    report = checker.check_file(str(src))
-    page = _Page(render_report([report], base=str(tmp_path))[0])
+    page, _ = _checked_page(checker, tmp_path, "broken.py", BROKEN)
     k = page.kernel("no_block", "broken.py")
     assert page.find("div", "finding", kernel=k, data_code="SRC002", data_line="6")
     assert not page.find("div", "pane", kernel=k)

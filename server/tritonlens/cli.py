@@ -8,10 +8,9 @@ import sys
 from typing import Sequence
 
 from . import __version__
-from .model import Finding, Target
+from .model import SEVERITY_RANK, Finding, Target
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_RANK = {"error": 0, "warning": 1, "info": 2, "hint": 3}
 
 
 def _target_arg(value: str) -> str:
@@ -222,12 +221,12 @@ def cmd_check(args) -> int:
         print()
     elif not args.quiet:
         n_k = sum(len(r.kernels) for r in reports)
-        counts = {s: sum(1 for f in findings if f.severity == s) for s in _RANK}
+        counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_RANK}
         print(f"\n{n_k} kernel(s) in {len(files)} file(s): " +
               ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items()))
     # With a baseline, what it already had does not fail the check: only what is new (BASE001 and new findings).
     gating = [f for f in findings if f.data.get("baseline_state") != "unchanged"]
-    return EXIT_FINDINGS if any(_RANK.get(f.severity, 3) <= 1 for f in gating) else EXIT_OK
+    return EXIT_FINDINGS if any(SEVERITY_RANK.get(f.severity, 3) <= 1 for f in gating) else EXIT_OK
 
 
 class _Progress:

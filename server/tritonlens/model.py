@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SEVERITIES = ("error", "warning", "info", "hint")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}  # 0 = most severe
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
 
 
@@ -104,6 +105,11 @@ class KernelInfo:
     def display_name(self) -> str:
         """`name`, plus the branch it is defined under when there is one: "k (under `if HAS_TLE:`)"."""
         return f"{self.name} (under `{self.branch}`)" if self.branch else self.name
+
+    @property
+    def is_autotuned(self) -> bool:
+        """Under `@triton.autotune`, whether its configs could be read (literal) or not (built by code)."""
+        return bool(self.autotune_key or self.autotune_configs is not None or self.autotune_error)
 
     @property
     def constexpr_names(self) -> list[str]:

@@ -10,7 +10,7 @@ import logging
 import os
 import threading
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 from . import captures as captures_mod
@@ -309,10 +309,8 @@ class Checker:
         return plan.report
 
     def _partial_report(self, item: "_PlannedKernel", finished: list, plan: "_Plan") -> KernelReport:
-        part = _PlannedKernel(item.kernel, jobs=finished, findings=item.findings, withheld=item.withheld,
-                              assumed=item.assumed, captures=item.captures)
-        kr = self._kernel_report(part, _Plan(plan.report, plan.text), pending=len(item.jobs) - len(finished))
-        return kr
+        return self._kernel_report(replace(item, jobs=finished), _Plan(plan.report, plan.text),  # own SRC006 set
+                                   pending=len(item.jobs) - len(finished))
 
     def _kernel_report(self, item: "_PlannedKernel", plan: "_Plan", pending: int = 0) -> KernelReport:
         kr = KernelReport(item.kernel, captures=dict(item.captures), pending=pending)
@@ -332,7 +330,7 @@ class Checker:
                 continue
             kr.compiled.append(self._analyse(item, spec, art, plan.text))
         k = item.kernel
-        if (k.autotune_configs is not None or k.autotune_key or k.autotune_error) and plan.text is not None:
+        if k.is_autotuned and plan.text is not None:
             from .discover import config_sources
 
             skipped_autotune_configs(kr, config_sources(k.path, plan.text, k.def_line), others_pending=pending > 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .model import Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
+from .model import SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
 from .settings import Settings
 from .source import parse_module
 from .specs import ASSUMED
@@ -189,8 +189,7 @@ def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pend
     def over(cs: CompiledSpec) -> bool:
         return any(f.code == "RES001" for f in cs.findings)
 
-    k = kr.kernel
-    autotuned = bool(k.autotune_key or k.autotune_configs is not None or k.autotune_error)
+    autotuned = kr.kernel.is_autotuned
     from_configs = [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.ok
                     and (_CONFIG_LABEL.search(cs.spec.label) or (autotuned and cs.spec.label.startswith("capture")))]
     # (`others_pending`: a partial report, the other configs still compiling — most config lists have one that fits)
@@ -215,9 +214,6 @@ def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pend
             f.message += f" [{cs.spec.describe()}]"
 
 
-_RANK = {"error": 0, "warning": 1, "info": 2, "hint": 3}
-
-
 def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Settings) -> KernelReport:
     """Merge the findings of every compiled spec: one finding per (code, line, column) — one diagnostic per line, not
     one per spec. The most severe variant, from the first (highest-ranked) spec, speaks for the group; when it holds in
@@ -237,7 +233,7 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
     labels = config_labels([cs.spec for cs in kr.compiled])
     for key in order:
         items = groups[key]
-        first = min((f for _, f in items), key=lambda f: _RANK.get(f.severity, 3))
+        first = min((f for _, f in items), key=lambda f: SEVERITY_RANK.get(f.severity, 3))
         specs = {cs.spec.key() for cs, _ in items}
         shown: list[str] = []
         for cs, _ in items:
@@ -253,7 +249,7 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
         if roles == {"trial"}:
             # Only configs the autotuner tried and did not keep: the kernel never runs them — said, not alarmed.
             differ += " — only in autotuner trials, which the kernel does not run"
-            if _RANK.get(first.severity, 3) < _RANK["info"]:
+            if SEVERITY_RANK.get(first.severity, 3) < SEVERITY_RANK["info"]:
                 first.severity = "info"
         if total > 1 and len(specs) < total:
             text = "; ".join(shown[:3]) + (f"; … {len(shown) - 3} more" if len(shown) > 3 else "")
