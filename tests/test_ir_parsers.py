@@ -328,6 +328,39 @@ def test_disassemble_and_resource_usage_of_a_real_cubin():
     assert res["REG"] > 0 and res["LOCAL"] == 0
 
 
+@pytest.mark.parametrize("arch", [80, 90, 100])
+def test_disassembly_without_the_dataflow_pass_is_the_same_text(arch):
+    """`disassemble` skips nvdisasm's branch-stack dataflow pass (-ndf): on a kernel with a loop, a data-dependent
+    branch and spills, for each CUDA target, the text is what plain `nvdisasm -c -g` prints."""
+    pytest.importorskip("triton")
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from tritonlens.ir import disassemble
+    from tritonlens.ir.sass import _run_on_cubin
+
+    @triton.jit
+    def loop_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for i in range(0, n, 1):
+            x = tl.load(x_ptr + i * BLOCK + offs)
+            if tl.sum(x) > 0:
+                acc += tl.exp(x) * tl.sin(acc)
+            else:
+                acc -= x
+        tl.store(y_ptr + offs, acc)
+
+    src = ASTSource(loop_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                    {"BLOCK": 4096}, {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]})
+    cubin = triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": 1}).asm["cubin"]
+    text = disassemble(cubin)
+    assert "BRA" in text and "STL" in text  # a branch, and spill code (4096 floats on 32 threads)
+    assert text == _run_on_cubin("nvdisasm", ["-c", "-g"], cubin)
+
+
 def test_disassemble_reports_a_bad_cubin():
     from tritonlens.ir import ToolError, disassemble
 

@@ -203,6 +203,32 @@ def _kernel_def(ctx) -> ast.FunctionDef | None:
                  and n.lineno == ctx.kernel.def_line and n.name == ctx.kernel.func_name), None)
 
 
+_MASKS: dict[tuple, tuple[ast.Module, dict[tuple, list[_Mask]]]] = {}
+
+
+def _mask_groups(ctx) -> dict[tuple, list[_Mask]]:
+    """The kernel's masks grouped by (block, start, bound, `<=`, kind), once per kernel and source tree: they read
+    only the AST, and a kernel with a hundred captured specs asked for them a hundred times."""
+    try:
+        tree = parse_module(ctx.source or "")
+    except (SyntaxError, ValueError):
+        return {}
+    key = (ctx.kernel.def_line, ctx.kernel.func_name, id(tree))
+    got = _MASKS.get(key)
+    if got is not None and got[0] is tree:
+        return got[1]
+    fn = _kernel_def(ctx)
+    groups: dict[tuple, list[_Mask]] = {}
+    for m in (_Kernel(fn).masks() if fn is not None else []):
+        k = (ast.unparse(m.lanes.arange.args[1]), ast.unparse(m.lanes.arange.args[0]), ast.unparse(m.bound),
+             m.inclusive, m.lanes.kind)
+        groups.setdefault(k, []).append(m)
+    if len(_MASKS) >= 256:
+        _MASKS.clear()
+    _MASKS[key] = (tree, groups)
+    return groups
+
+
 # ---------------------------------------------------------------- values of one launch
 _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
         ast.FloorDiv: lambda a, b: a // b if b else None, ast.Mod: lambda a, b: a % b if b else None}
@@ -316,16 +342,8 @@ def masked_lane_waste(ctx):
     launches = ctx.launches
     if not launches or not ctx.source:
         return
-    fn = _kernel_def(ctx)
-    if fn is None:
-        return
     threshold = ctx.settings.masked_lane_threshold
-    groups: dict[tuple, list[_Mask]] = {}
-    for m in _Kernel(fn).masks():
-        key = (ast.unparse(m.lanes.arange.args[1]), ast.unparse(m.lanes.arange.args[0]), ast.unparse(m.bound),
-               m.inclusive, m.lanes.kind)
-        groups.setdefault(key, []).append(m)
-    for masks in groups.values():
+    for masks in _mask_groups(ctx).values():
         first = masks[0]
         results = []
         for launch in launches:

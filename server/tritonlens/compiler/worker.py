@@ -146,14 +146,18 @@ def binding_switch(namespace: dict[str, Any], line: int) -> bool:
 
 def _evict_changed_workspace_modules(root: str, everything: bool = False) -> bool:
     """Forget workspace modules (helpers the kernels import) whose file changed since this worker imported them
-    (all of them with `everything`: they were imported under another target's device answers)."""
+    (all of them with `everything`: they were imported under another target's device answers). Runs before every
+    job: a module once found outside the workspace (torch's thousands) is not looked at again."""
     root = os.path.abspath(root) + os.sep
     evicted = False
+    outside = _outside_workspace.setdefault(root, {})
     for name, mod in list(sys.modules.items()):
-        file = getattr(mod, "__file__", None)
-        if not file or not os.path.abspath(file).startswith(root) or name.startswith("__tritonlens_user__"):
+        if outside.get(name) is mod:
             continue
-        if "site-packages" in file:
+        file = getattr(mod, "__file__", None)
+        if not file or not os.path.abspath(file).startswith(root) or name.startswith("__tritonlens_user__") \
+                or "site-packages" in file:
+            outside[name] = mod
             continue
         try:
             mtime = os.stat(file).st_mtime_ns
@@ -167,6 +171,7 @@ def _evict_changed_workspace_modules(root: str, everything: bool = False) -> boo
     return evicted
 
 
+_outside_workspace: dict[str, dict[str, Any]] = {}  # workspace root -> modules (by name) not under it
 _import_mtimes: dict[str, int | None] = {}
 
 

@@ -1,6 +1,7 @@
 """Source locations and the map from IR lines back to source lines. Pure: no triton, no I/O."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 
@@ -56,6 +57,7 @@ def _norm(path: str) -> str:
     return path.replace("\\", "/").rstrip("/")
 
 
+@functools.lru_cache(maxsize=4096)
 def same_file(a: str | None, b: str | None) -> bool:
     """Whether two spellings name the same file. Triton writes absolute paths while a user may give a relative
     one or a bare name (and PTX comments give only the basename), so one path being a suffix of the other at a

@@ -21,9 +21,33 @@ class MlirOp:
     loc: SrcLoc | None  # outermost frame in the kernel's file (the user's line)
     inner_loc: SrcLoc | None = None  # innermost frame in the kernel's file (inside a same-file helper)
     loop_depth: int = 0  # number of enclosing loop regions (scf.for / scf.while)
-    result_type: str | None = None  # None when the op has no result
-    operand_types: list[str] = field(default_factory=list)
     results: list[str] = field(default_factory=list)  # "%x_5", "%acc_67:7"
+    # The op's text before its trailing loc (and `{`): its types are read from there on first use — few rules look
+    # at types, and splitting every op's signature was a third of the parse.
+    sig_body: str = field(default="", repr=False, compare=False)
+    _types: tuple[list[str], str | None] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def _parsed_types(self) -> tuple[list[str], str | None]:
+        if self._types is None:
+            operands: list[str] = []
+            result = None
+            colons = _top_matches(self.sig_body, r"(?<= ):(?= )") if " : " in self.sig_body else []
+            if colons:
+                operands, result = _types_of(self.sig_body[colons[-1] + 1 :].strip())
+            self._types = (operands, result if self.results else None)
+        return self._types
+
+    @property
+    def operand_types(self) -> list[str]:
+        return self._parsed_types()[0]
+
+    @property
+    def result_type(self) -> str | None:
+        """None when the op has no result."""
+        return self._parsed_types()[1]
+
+    def set_types(self, operand_types: list[str], result_type: str | None) -> None:
+        self._types = (operand_types, result_type if self.results else None)
 
 
 @dataclass
@@ -89,8 +113,18 @@ def split_top(text: str, sep: str) -> list[str]:
     return [p for p in parts if p]
 
 
+_TRAILING_LOC_REF = re.compile(r"[ \t]loc\((#[\w.$-]+)\)$")
+_ALIAS_NAME = re.compile(r"#[\w.$-]+")
+_PLAIN_FILE_LOC = re.compile(r'"([^"\\]*)":([0-9]{1,18}):([0-9]{1,18})')
+
+
 def _strip_loc(line: str) -> tuple[str, str | None]:
     """Split `op ... loc(X)` into (`op ...`, `X`), the trailing top-level loc only."""
+    m = _TRAILING_LOC_REF.search(line)
+    if m is not None:
+        # the common `... loc(#loc12)`: nothing can follow it, so it is at the top level (a string or bracket
+        # around it would have to close after it)
+        return line[: m.start()].rstrip(), m.group(1)
     found = _top_matches(line, r"(?<![^ \t])loc\(")
     if not found:
         return line, None
@@ -123,6 +157,11 @@ class _LocParser:
 
     def string(self) -> str:
         # at a '"'
+        j = self.s.find('"', self.i + 1)
+        if j >= 0 and self.s.find("\\", self.i + 1, j) < 0:  # no escapes: the next quote ends it
+            raw = self.s[self.i + 1 : j]
+            self.i = j + 1
+            return raw
         j = self.i + 1
         while j < len(self.s):
             c = self.s[j]
@@ -263,6 +302,7 @@ class LocResolver:
     def __init__(self, aliases: dict[str, str]):
         self.aliases = aliases  # "#loc3" -> raw inside text
         self.memo: dict[str, list[SrcLoc]] = {}
+        self.picked: dict[str, tuple[SrcLoc | None, SrcLoc | None]] = {}
 
     def frames(self, node, depth: int = 0) -> list[SrcLoc]:
         if depth > 200:
@@ -281,12 +321,26 @@ class LocResolver:
                     return fr
         return []
 
+    def pick(self, loc_text: str, kernel_file: str | None) -> tuple[SrcLoc | None, SrcLoc | None]:
+        """(outermost, innermost) frame in the kernel's file of a loc's text, once per distinct text: most ops
+        name a `#locN` alias that many other ops share."""
+        got = self.picked.get(loc_text)
+        if got is None:
+            node = ("ref", loc_text) if _ALIAS_NAME.fullmatch(loc_text) else parse_loc(loc_text)
+            got = self.picked[loc_text] = pick_frames(self.frames(node), kernel_file)
+        return got
+
     def ref(self, name: str, depth: int = 0) -> list[SrcLoc]:
         if name in self.memo:
             return self.memo[name]
         self.memo[name] = []  # cycle guard
         raw = self.aliases.get(name)
-        fr = self.frames(parse_loc(raw), depth + 1) if raw is not None else []
+        plain = _PLAIN_FILE_LOC.fullmatch(raw) if raw is not None else None
+        if plain is not None:  # most aliases: `"/path/k.py":12:5`, read without the general parser
+            line = int(plain.group(2))
+            fr = [SrcLoc(plain.group(1), line, int(plain.group(3)))] if line > 0 else []
+        else:
+            fr = self.frames(parse_loc(raw), depth + 1) if raw is not None else []
         self.memo[name] = fr
         return fr
 
@@ -398,14 +452,12 @@ def _finish_region_op(op: MlirOp, line: str, resolver: LocResolver, kernel_file:
     closes its last region: `} loc(#loc9)`, `}) : (tensor<..>) -> tensor<..> loc(#loc9)`."""
     body, loc_text = _strip_loc(line)
     if op.loc is None and loc_text is not None:
-        op.loc, op.inner_loc = pick_frames(resolver.frames(parse_loc(loc_text)), kernel_file)
+        op.loc, op.inner_loc = resolver.pick(loc_text, kernel_file)
         if op.loc is not None:
             linemap.ir_to_src[op.ir_line] = op.loc
     colon = body.find(" : ")
     if body.startswith("})") and colon >= 0:
-        operands, result = _types_of(body[colon + 3 :].strip())
-        op.operand_types = operands
-        op.result_type = result if op.results else None
+        op.set_types(*_types_of(body[colon + 3 :].strip()))
 
 
 def parse_mlir(text: str, kernel_file: str | None = None) -> MlirModule:
@@ -454,19 +506,8 @@ def parse_mlir(text: str, kernel_file: str | None = None) -> MlirModule:
                 stack.append(("", None))
             continue
         name = name or "module"
-        loc = inner = None
-        if loc_text is not None:
-            loc, inner = pick_frames(resolver.frames(parse_loc(loc_text)), kernel_file)
-        operand_types: list[str] = []
-        result_type = None
-        sig_body = body[:-1].rstrip() if opens else body
-        colons = _top_matches(sig_body, r"(?<= ):(?= )")
-        sig_pos = colons[-1] if colons else -1
-        if sig_pos >= 0:
-            operand_types, result_type = _types_of(sig_body[sig_pos + 1 :].strip())
-        if not results:
-            result_type = None
-        op = MlirOp(n, name, line, loc, inner, loops, result_type, operand_types, results)
+        loc, inner = resolver.pick(loc_text, kernel_file) if loc_text is not None else (None, None)
+        op = MlirOp(n, name, line, loc, inner, loops, results, body[:-1].rstrip() if opens else body)
         ops.append(op)
         if loc is not None:
             linemap.ir_to_src[n] = loc

@@ -14,7 +14,7 @@ from .linemap import LineMap, SrcLoc, decimal, pick_frames, same_file, unescape
 _TYPE_BITS = {"8": 8, "16": 16, "32": 32, "64": 64, "128": 128}
 
 
-@dataclass
+@dataclass(slots=True)
 class PtxInstr:
     ir_line: int  # 1-based line in the PTX text
     opcode: str  # full dotted opcode: "ld.global.v4.b32"
@@ -159,10 +159,32 @@ def _func_name(header: str, keyword: str) -> str:
     return rest[:end]
 
 
+_OPCODES: dict[str, tuple[tuple[str, ...], str, int | None, int]] = {}  # opcode -> (parts, kind, bits, vec)
+
+
+def _opcode_info(opcode: str, operands: str) -> tuple[tuple[str, ...], str, int | None, int]:
+    """Parts, kind and access width of a dotted opcode, once per distinct opcode (a PTX file has a few hundred
+    distinct opcodes among thousands of instructions); cp.async's width is in its operands, so it is not kept."""
+    got = _OPCODES.get(opcode)
+    if got is not None:
+        return got
+    parts = opcode.split(".")
+    kind = _classify(parts)
+    bits, vec = (None, 1)
+    if kind not in ("other", "bar", "mma", "wgmma"):
+        bits, vec = access_width(parts, operands.strip())
+    got = (tuple(parts), kind, bits, vec)
+    if kind != "cp.async" and len(_OPCODES) < 4096:
+        _OPCODES[opcode] = got
+    return got
+
+
 def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
     lines = text.split("\n")
     files: dict[int, str] = {}
     for raw in lines:  # pass 1: .file directives (printed after the code)
+        if ".file" not in raw:
+            continue
         s = raw.strip()
         if s.startswith(".file"):
             parts = s.split(None, 2)
@@ -184,10 +206,14 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
     loc: SrcLoc | None = None
     inner: SrcLoc | None = None
     in_asm = False
+    loc_lines: dict[str, tuple[SrcLoc | None, SrcLoc | None]] = {}  # a `.loc` line -> its frames (lines repeat)
     for n, raw in enumerate(lines, start=1):
         s = raw.strip()
         if not s:
             continue
+        if (depth > 0 and s[0] == "." and not s.startswith(".loc") and "{" not in s and "}" not in s
+                and s.find(";") in (-1, len(s) - 1)):
+            continue  # one directive (`.reg ...;`, the debug sections' `.b8 ...`): no instruction, no depth change
         code, _, comment = s.partition("//")
         code = code.strip()
         if not code:
@@ -198,6 +224,10 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
                 in_asm = False
             continue
         if code.startswith(".loc"):
+            known = loc_lines.get(s)
+            if known is not None:
+                loc, inner = known
+                continue
             parts = code.split()
             fno = decimal(parts[1]) if len(parts) >= 4 else None
             if fno is not None:
@@ -206,6 +236,7 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
                 path = files.get(fno, str(fno))
                 if line_no == 0:  # line 0: compiler-made code with no source line
                     loc = inner = None
+                    loc_lines[s] = (None, None)
                     continue
                 frames = [SrcLoc(path, line_no, col)]
                 chain = _parse_loc_comment(comment)
@@ -213,6 +244,7 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
                     # the comment gives basenames: keep the full path when it names the same file
                     frames.append(SrcLoc(path if same_file(path, f) else f, ln, cl))
                 loc, inner = pick_frames(frames, kernel_file)
+                loc_lines[s] = (loc, inner)
             continue
         if depth == 0:
             if ".entry" in code.split("(", 1)[0].split():
@@ -246,12 +278,8 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
             opcode, _, operands = stmt.partition(" ")
             if not opcode or not opcode[0].isalpha():
                 continue
-            parts = opcode.split(".")
-            kind = _classify(parts)
-            bits, vec = (None, 1)
-            if kind not in ("other", "bar", "mma", "wgmma"):
-                bits, vec = access_width(parts, operands.strip())
-            instrs.append(PtxInstr(n, opcode, stmt, loc, kind, bits, vec, tuple(parts[1:]), func, is_entry,
+            parts, kind, bits, vec = _opcode_info(opcode, operands)
+            instrs.append(PtxInstr(n, opcode, stmt, loc, kind, bits, vec, parts[1:], func, is_entry,
                                    predicated, in_asm, inner))
             if loc is not None:
                 linemap.ir_to_src[n] = loc
