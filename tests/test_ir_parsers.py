@@ -328,10 +328,12 @@ def test_disassemble_and_resource_usage_of_a_real_cubin():
     assert res["REG"] > 0 and res["LOCAL"] == 0
 
 
-@pytest.mark.parametrize("arch", [80, 90, 100])
-def test_disassembly_without_the_dataflow_pass_is_the_same_text(arch):
-    """`disassemble` skips nvdisasm's branch-stack dataflow pass (-ndf): on a kernel with a loop, a data-dependent
-    branch and spills, for each CUDA target, the text is what plain `nvdisasm -c -g` prints."""
+@pytest.mark.parametrize("arch", [80, 90, 100, 120])
+def test_disassembly_without_the_dataflow_pass_and_the_cubin_reader_agree_with_nvdisasm(arch):
+    """On a kernel with a loop, a data-dependent branch and spills, for each CUDA target: `disassemble` skips
+    nvdisasm's branch-stack dataflow pass (-ndf) and prints what plain `nvdisasm -c -g` prints; and the local loads
+    and stores `ir.cubin.local_accesses` reads from the ELF are the disassembly's LDL/STL, at the same offsets, on
+    the same source lines."""
     pytest.importorskip("triton")
     import triton
     import triton.language as tl
@@ -359,6 +361,23 @@ def test_disassembly_without_the_dataflow_pass_is_the_same_text(arch):
     text = disassemble(cubin)
     assert "BRA" in text and "STL" in text  # a branch, and spill code (4096 floats on 32 threads)
     assert text == _run_on_cubin("nvdisasm", ["-c", "-g"], cubin)
+
+    from tritonlens.ir.cubin import local_accesses
+
+    want = [(i.offset, i.kind, i.loc) for i in parse_sass(text).instrs if i.kind in ("ldl", "stl")]
+    assert len(want) > 100 and {k for _, k, _ in want} == {"ldl", "stl"}
+    assert any(loc is not None and loc.file == __file__ for _, _, loc in want)  # the kernel's lines (and tl.sum's)
+    assert local_accesses(cubin, arch) == want
+
+
+def test_cubin_reader_declines_what_it_does_not_know():
+    from tritonlens.ir.cubin import line_rows, local_accesses
+
+    assert local_accesses(b"not a cubin", 90) is None
+    assert local_accesses(b"\x7fELF" + bytes(100), 90) is None
+    assert local_accesses(b"", 70) is None  # an architecture whose encodings were not checked
+    assert line_rows(b"\xff\xff\xff\xff" + bytes(20)) is None  # 64-bit DWARF
+    assert line_rows(bytes(3)) is None
 
 
 def test_disassemble_reports_a_bad_cubin():

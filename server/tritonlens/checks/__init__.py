@@ -110,6 +110,29 @@ class CheckContext:
         return parse_sass(self._text("sass"), self.path)
 
     @cached_property
+    def local_accesses(self) -> list:
+        """The kernel's local loads and stores (`LDL` / `STL`, SASS instructions): from the SASS text when it is
+        there, else from the worker's read of the cubin (`metadata["local_accesses"]`, see ir.cubin; these have no
+        SASS line: `ir_line` 0), else from the SASS disassembled now."""
+        from ..ir.linemap import SrcLoc, pick_frames
+        from ..ir.sass import SassInstr
+
+        sites = self.artifacts.metadata.get("local_accesses")
+        if not dict.__contains__(self.artifacts.asm, "sass") and isinstance(sites, list):
+            out = []
+            for site in sites:
+                try:
+                    at, kind, file, line = site
+                except (TypeError, ValueError):
+                    continue
+                frames = [SrcLoc(file, line, 0)] if isinstance(file, str) and isinstance(line, int) and line > 0 \
+                    else []
+                loc, inner = pick_frames(frames, self.path)
+                out.append(SassInstr(0, kind.upper(), "", loc, kind, None, at, False, "", inner))
+            return out
+        return [i for i in self.sass.instrs if i.kind in ("ldl", "stl")]
+
+    @cached_property
     def llir(self):
         from ..ir.llir import parse_llir
         return parse_llir(self._text("llir"), self.path)

@@ -46,9 +46,9 @@ def metrics(ctx) -> dict:
         # Local loads/stores exist only with spills, a stack frame or local memory: without any, SASS (made on
         # demand, see ir.sass.LazyAsm) need not be disassembled to count zero.
         if r.spill_stores or r.spill_loads or r.stack or r.local or dict.__contains__(ctx.artifacts.asm, "sass"):
-            sass = ctx.sass.instrs
-            out["ldl"] = sum(1 for i in sass if i.kind == "ldl")
-            out["stl"] = sum(1 for i in sass if i.kind == "stl")
+            local = ctx.local_accesses
+            out["ldl"] = sum(1 for i in local if i.kind == "ldl")
+            out["stl"] = sum(1 for i in local if i.kind == "stl")
         else:
             out["ldl"] = out["stl"] = 0
     return out

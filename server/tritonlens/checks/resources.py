@@ -95,8 +95,7 @@ def register_spill(ctx):
         instrs = [(i.ir_line, i.loc, i.opcode, "st" if i.kind == "st.local" else "ld")
                   for i in ctx.amdgcn.instrs if i.kind in ("ld.local", "st.local")]
     else:
-        instrs = [(i.ir_line, i.loc, i.opcode, "st" if i.kind == "stl" else "ld")
-                  for i in ctx.sass.instrs if i.kind in ("ldl", "stl")]
+        instrs = [(i.ir_line, i.loc, i.opcode, "st" if i.kind == "stl" else "ld") for i in ctx.local_accesses]
     per_line: dict[int, Counter] = {}
     first_ir: dict[int, list] = {}
     for ir_line, loc, opcode, kind in instrs:
@@ -116,7 +115,9 @@ def register_spill(ctx):
                f"{regs if regs is not None else '?'} registers per thread"
                + (f"; spill code on {where}" if where else "")
                + " — fewer elements per thread (smaller BLOCK or more num_warps) or fewer live values avoid it")
-    rel = [related(ctx, stage, ir[0][0], f"{ir[0][1]} (line {ln})") for ln, ir in sorted(first_ir.items())][:8]
+    # an access read from the cubin has no SASS line to link (ir_line 0); the hover disassembles on demand
+    rel = [related(ctx, stage, ir[0][0], f"{ir[0][1]} (line {ln})") for ln, ir in sorted(first_ir.items())
+           if ir[0][0] > 0][:8]
     severity = "info" if spilled < SMALL_SPILL_BYTES else ""
     data["small"] = bool(severity)
     yield finding(ctx, def_span(ctx), "SASS001", message, severity=severity, data=data, related_info=rel)
@@ -131,7 +132,7 @@ def register_spill(ctx):
         d = {"registers": regs, "stores": c["st"], "loads": c["ld"], "spill_stores": res.spill_stores,
              "spill_loads": res.spill_loads, "num_warps": warps, "merge_key": "SASS001:line"}
         yield finding(ctx, span, "SASS001", msg, severity=severity, data=d,
-                      related_info=[related(ctx, stage, i, o) for i, o in first_ir[ln][:4]])
+                      related_info=[related(ctx, stage, i, o) for i, o in first_ir[ln][:4] if i > 0])
 
 
 def _first_col(ctx, line: int) -> int:

@@ -383,20 +383,37 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     parse_ptxas_log(box["stdout"], art.resources)
     cubin = kernel.asm.get("cubin")
     if isinstance(cubin, (bytes, bytearray)):
-        # SASS is read by the rules only for spill code; otherwise it is made when asked for (ir.sass.LazyAsm)
-        _add_sass(art, bytes(cubin), disassemble_now=bool(art.resources.spill_stores or art.resources.spill_loads
-                                                            or job.get("sass")))
+        # SASS is made when asked for (ir.sass.LazyAsm); the rules read only its local loads and stores, which are
+        # read from the cubin itself (ir.cubin) — the disassembler runs now only for a cubin that reader declines
+        _add_sass(art, bytes(cubin), target, disassemble_now=bool(job.get("sass")))
     hsaco = kernel.asm.get("hsaco")
     if isinstance(hsaco, (bytes, bytearray)) and art.resources.registers is None:
         _amd_resources(art)
     return art
 
 
-def _add_sass(art: Artifacts, cubin: bytes, disassemble_now: bool = True) -> None:
+def _add_sass(art: Artifacts, cubin: bytes, target: Target, disassemble_now: bool = False) -> None:
     import base64
 
+    from ..ir import cubin as cubin_reader
     from ..ir import sass
 
+    try:
+        usage = sass.resource_usage(cubin)
+    except Exception as exc:  # noqa: BLE001
+        art.metadata["res_usage_error"] = str(exc)
+        usage = {}
+    res = art.resources
+    res.registers = usage.get("REG", res.registers)
+    res.stack = usage.get("STACK", res.stack)
+    res.local = usage.get("LOCAL", res.local)
+    if not disassemble_now and (res.spill_stores or res.spill_loads or res.stack or res.local):
+        sites = cubin_reader.local_accesses(cubin, target.arch) if isinstance(target.arch, int) else None
+        if sites is None:
+            disassemble_now = True
+        else:
+            art.metadata["local_accesses"] = [[at, kind, loc.file if loc else None, loc.line if loc else 0]
+                                              for at, kind, loc in sites]
     if disassemble_now:
         try:
             art.asm["sass"] = sass.disassemble(cubin)
@@ -405,15 +422,6 @@ def _add_sass(art: Artifacts, cubin: bytes, disassemble_now: bool = True) -> Non
     else:
         art.asm = sass.LazyAsm(art.asm)
         art.asm[sass.CUBIN_STAGE] = base64.b64encode(cubin).decode("ascii")
-    try:
-        usage = sass.resource_usage(cubin)
-    except Exception as exc:  # noqa: BLE001
-        art.metadata["res_usage_error"] = str(exc)
-        return
-    res = art.resources
-    res.registers = usage.get("REG", res.registers)
-    res.stack = usage.get("STACK", res.stack)
-    res.local = usage.get("LOCAL", res.local)
 
 
 _AMD_META = {"registers": re.compile(r"\.vgpr_count:\s+(\d+)"), "spill": re.compile(r"\.vgpr_spill_count:\s+(\d+)"),
