@@ -11,6 +11,7 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..ir.linemap import same_file
 from ..model import Finding, Related
 from ..source import parse_module
 
@@ -216,8 +217,6 @@ def threads(ctx) -> int:
 
 
 def in_kernel_file(ctx, loc) -> bool:
-    from ..ir.linemap import same_file
-
     return loc is not None and loc.line > 0 and same_file(loc.file, ctx.kernel.path)
 
 
