@@ -211,61 +211,66 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
         s = raw.strip()
         if not s:
             continue
-        if (depth > 0 and s[0] == "." and not s.startswith(".loc") and "{" not in s and "}" not in s
-                and s.find(";") in (-1, len(s) - 1)):
-            continue  # one directive (`.reg ...;`, the debug sections' `.b8 ...`): no instruction, no depth change
-        code, _, comment = s.partition("//")
-        code = code.strip()
-        if not code:
-            c = comment.strip()
-            if c.startswith("begin inline asm"):
-                in_asm = True
-            elif c.startswith("end inline asm"):
-                in_asm = False
-            continue
-        if code.startswith(".loc"):
-            known = loc_lines.get(s)
-            if known is not None:
-                loc, inner = known
+        if depth > 0 and s[-1] == ";" and s.count(";") == 1 and s[0] not in "./${}" and "//" not in s \
+                and "{" not in s and "}" not in s:
+            stmts: "list[str] | tuple[str]" = (s[:-1],)  # one plain instruction: most lines of a kernel
+        else:
+            if (depth > 0 and s[0] == "." and not s.startswith(".loc") and "{" not in s and "}" not in s
+                    and s.find(";") in (-1, len(s) - 1)):
+                continue  # one directive (`.reg ...;`, the debug sections' `.b8 ...`): no instruction, no depth change
+            code, _, comment = s.partition("//")
+            code = code.strip()
+            if not code:
+                c = comment.strip()
+                if c.startswith("begin inline asm"):
+                    in_asm = True
+                elif c.startswith("end inline asm"):
+                    in_asm = False
                 continue
-            parts = code.split()
-            fno = decimal(parts[1]) if len(parts) >= 4 else None
-            if fno is not None:
-                line_no = decimal(parts[2]) or 0
-                col = decimal(parts[3].rstrip(",")) or 0
-                path = files.get(fno, str(fno))
-                if line_no == 0:  # line 0: compiler-made code with no source line
-                    loc = inner = None
-                    loc_lines[s] = (None, None)
+            if code.startswith(".loc"):
+                known = loc_lines.get(s)
+                if known is not None:
+                    loc, inner = known
                     continue
-                frames = [SrcLoc(path, line_no, col)]
-                chain = _parse_loc_comment(comment)
-                for f, ln, cl in chain[1:]:
-                    # the comment gives basenames: keep the full path when it names the same file
-                    frames.append(SrcLoc(path if same_file(path, f) else f, ln, cl))
-                loc, inner = pick_frames(frames, kernel_file)
-                loc_lines[s] = (loc, inner)
-            continue
-        if depth == 0:
-            if ".entry" in code.split("(", 1)[0].split():
-                pending = (_func_name(code, ".entry"), True)
-            elif ".func" in code.split("(", 1)[0].split() or code.startswith(".func"):
-                pending = (_func_name(code, ".func"), False)
-        opens, closes = code.count("{"), code.count("}")
-        if depth == 0 and opens > closes and pending is not None:
-            func, is_entry = pending
-            (entries if is_entry else funcs).append(func)
-            pending = None
-        if depth == 0 and code.endswith(";") and pending is not None and opens == 0:
-            pending = None  # a prototype (.extern .func ...;)
-        depth += opens - closes
-        if depth <= 0:
-            depth = 0
-            if closes and func:
-                func, is_entry, loc, inner = "", True, None, None
-        if depth == 0:
-            continue
-        for stmt in code.split(";"):
+                parts = code.split()
+                fno = decimal(parts[1]) if len(parts) >= 4 else None
+                if fno is not None:
+                    line_no = decimal(parts[2]) or 0
+                    col = decimal(parts[3].rstrip(",")) or 0
+                    path = files.get(fno, str(fno))
+                    if line_no == 0:  # line 0: compiler-made code with no source line
+                        loc = inner = None
+                        loc_lines[s] = (None, None)
+                        continue
+                    frames = [SrcLoc(path, line_no, col)]
+                    chain = _parse_loc_comment(comment)
+                    for f, ln, cl in chain[1:]:
+                        # the comment gives basenames: keep the full path when it names the same file
+                        frames.append(SrcLoc(path if same_file(path, f) else f, ln, cl))
+                    loc, inner = pick_frames(frames, kernel_file)
+                    loc_lines[s] = (loc, inner)
+                continue
+            if depth == 0:
+                if ".entry" in code.split("(", 1)[0].split():
+                    pending = (_func_name(code, ".entry"), True)
+                elif ".func" in code.split("(", 1)[0].split() or code.startswith(".func"):
+                    pending = (_func_name(code, ".func"), False)
+            opens, closes = code.count("{"), code.count("}")
+            if depth == 0 and opens > closes and pending is not None:
+                func, is_entry = pending
+                (entries if is_entry else funcs).append(func)
+                pending = None
+            if depth == 0 and code.endswith(";") and pending is not None and opens == 0:
+                pending = None  # a prototype (.extern .func ...;)
+            depth += opens - closes
+            if depth <= 0:
+                depth = 0
+                if closes and func:
+                    func, is_entry, loc, inner = "", True, None, None
+            if depth == 0:
+                continue
+            stmts = code.split(";")
+        for stmt in stmts:
             stmt = stmt.strip().lstrip("{}").strip()
             if not stmt or stmt[0] in ".$}" or stmt.endswith(":"):
                 continue
