@@ -7,7 +7,6 @@ import asyncio
 import os
 import time
 
-import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
@@ -153,12 +152,6 @@ ODD = VECTOR_ADD + "\n\n" + BROKEN.split("\n\n\n", 1)[1].replace(
     "    # größe: 100 is not a power of two\n    größe = pid * 128\n    offs = größe + tl.arange(0, 100)")
 
 
-# Intermittent (about 1 run in 3 on a loaded 2-core machine, seen in the last clean-clone CI run): the hover on
-# add_kernel's load line stays empty for the whole 120 s, while in the other runs it answers within seconds. The
-# cause is not found yet (a report of that kernel missing from the document state); it is kept running and reported,
-# not hidden: an XPASS is the common outcome.
-@pytest.mark.xfail(reason="intermittent: hover on a kernel of a non-ASCII workspace path sometimes never answers",
-                   strict=False)
 async def test_workspace_path_with_spaces_and_non_ascii(client: LanguageClient, tmp_path):
     root = tmp_path / "my wörk späce"
     (root / "kernels").mkdir(parents=True)
