@@ -822,3 +822,38 @@ def test_captures_are_found_from_the_folder_holding_tritonlens_and_unmatched_one
     with Checker(Settings(target="cuda:90", max_workers=1)) as c:
         kr = only_compiled(c.check_file(path), "k")
     assert [cs.spec.label for cs in kr.compiled] == ["capture 1"] and kr.compiled[0].spec.constants["BLOCK"] == 256
+
+
+def test_the_workers_analysis_is_the_pipelines_own(tmp_path):
+    """Workers analyse their compiles (checks.analyse, with IR paths placed once the artefact cache stored the IR);
+    a cache hit is analysed in the pipeline. Both give the same metrics and findings, related IR places included,
+    on kernels with spills, conversions and narrow accesses."""
+    import dataclasses
+
+    from tritonlens.compiler.cache import ArtifactCache
+    from tritonlens.pipeline import Checker
+    from tritonlens.settings import Settings
+
+    bad = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "bad")
+    files = [os.path.join(bad, n) for n in ("matmul_spill.py", "transpose_storm.py",
+                                                          "vector_add_unaligned.py")]
+
+    def run(cache_dir):
+        with Checker(Settings(target="cuda:90", max_workers=2), cache=ArtifactCache(cache_dir)) as c:
+            out, by_worker = [], []
+            for report in c.check_files(files):
+                for kr in report.kernels:
+                    for cs in kr.compiled:
+                        out.append((kr.kernel.name, cs.spec.key(), cs.metrics,
+                                    sorted((dataclasses.asdict(f) for f in cs.findings), key=repr)))
+                        by_worker.append(cs.artifacts.analysis is not None)
+            return out, by_worker
+
+    cache = str(tmp_path / "cache")
+    fresh, by_worker = run(cache)  # compiled: analysed in the workers
+    hits, by_worker_on_hits = run(cache)  # cache hits: analysed here
+    assert all(by_worker) and not any(by_worker_on_hits)
+    assert fresh == hits
+    related = [r for *_, findings in fresh for f in findings for r in f["related"]]
+    assert related and all(os.path.isfile(r["path"]) for r in related), related[:3]
+    assert {f["code"] for *_, findings in fresh for f in findings} >= {"SASS001", "TTGIR001", "PTX001"}

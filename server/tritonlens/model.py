@@ -273,6 +273,9 @@ class Artifacts:
     compile_time: float = 0.0
     cached: bool = False
     error: CompileError | None = None
+    # (metrics, findings) the worker computed right after the compile, when the job asked (checks.analyse); never
+    # stored in the artefact cache: a cache hit is analysed where it is read
+    analysis: tuple[dict, list] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 from . import captures as captures_mod
-from .checks import CheckContext, compute_metrics, run_checks
+from .checks import analyse, place_ir_paths
 from .compiler.cache import ArtifactCache
 from .compiler.pool import CompileJob, CompileService
 from .loader import Slice, slice_module
@@ -167,87 +167,6 @@ class WorkspaceFiles:
         return text
 
 
-@dataclass(eq=False)
-class _Slot:
-    owner: object  # the Checker that made the job
-    path: str
-    group: str | None
-    launch: Callable[[], None]  # submits the job to the owner's pool
-    out: Future
-    started: bool = False
-
-
-class _TritonCacheGuard:
-    """Keeps compiles that may write the same entry of Triton's on-disk cache from overlapping. One per process:
-    every pool of the process (and a pool being replaced after a settings change) writes the same cache.
-
-    Triton names a cache entry by a hash of the kernel's source and first line, signature, constants, options and
-    target — not of the file the kernel is in — and `triton.compile` reads the IR it returns back from that entry's
-    files after writing them (TRITON_ALWAYS_COMPILE, which the workers set, skips only the lookup). Two overlapping
-    compiles of one kernel from two files (a copy of a file, the same function at the same line) therefore return
-    each other's IR, whole or stage by stage: its locations name the other file, so the kernel's lines map to no IR
-    (no hover, no line-anchored findings) and the artefact cache keeps it. So a job waits while a job of another
-    file with a kernel of the same `def` name for the same target is in flight or waiting before it — a name and a
-    target that a shared entry implies, so no collision is missed; the price is parallelism between same-named
-    kernels of different files only. Jobs of one file never wait for each other: their IR is the same whichever
-    writes last."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._lines: dict[tuple[str, str], list[_Slot]] = {}
-
-    def run(self, ident: tuple[str, str], slot: _Slot) -> None:
-        """Start `slot` now, or once the jobs of other files ahead of it with the same `ident` have finished."""
-        with self._lock:
-            line = self._lines.setdefault(ident, [])
-            line.append(slot)
-            ready = self._ready(line)
-        slot.out.add_done_callback(lambda _: self._finished(ident, slot))
-        for s in ready:
-            s.launch()
-
-    def cancel(self, owner: object, group: str | None = None) -> int:
-        """Cancel `owner`'s waiting jobs (of `group`, or all): they never start. Returns how many."""
-        with self._lock:
-            waiting = [s for line in self._lines.values() for s in line
-                       if s.owner is owner and not s.started and (group is None or s.group == group)]
-        return sum(1 for s in waiting if s.out.cancel())
-
-    @staticmethod
-    def _ready(line: list[_Slot]) -> list[_Slot]:
-        """Mark (and return) the waiting slots that no slot of another file ahead of them holds back."""
-        ready = []
-        for i, s in enumerate(line):
-            if not s.started and all(t.path == s.path for t in line[:i]):
-                s.started = True
-                ready.append(s)
-        return ready
-
-    def _finished(self, ident: tuple[str, str], slot: _Slot) -> None:
-        with self._lock:
-            line = self._lines.get(ident, [])
-            if slot in line:
-                line.remove(slot)
-            if not line:
-                self._lines.pop(ident, None)
-            ready = self._ready(line)
-        # This runs where the finished job resolved — possibly inside the pool's `cancel`, under its lock, which
-        # `submit` takes too: the next jobs are submitted from a thread of their own.
-        if ready:
-            threading.Thread(target=self._launch, args=(ready,), daemon=True, name="tritonlens-cache-guard").start()
-
-    @staticmethod
-    def _launch(slots: list[_Slot]) -> None:
-        for s in slots:
-            try:
-                s.launch()
-            except RuntimeError:  # its pool was shut down while it waited: it is cancelled
-                pass
-
-
-_TRITON_CACHE_GUARD = _TritonCacheGuard()
-
-
 class Checker:
     """Owns the worker pool and the artefact cache; checks files."""
 
@@ -264,14 +183,12 @@ class Checker:
         self._lock = threading.Lock()
 
     def close(self) -> None:
-        _TRITON_CACHE_GUARD.cancel(self)
         if self._own_service:
             self.service.shutdown()
 
     def cancel(self, group: str, kill_after: float = 2.0) -> int:
-        """Cancel the compile jobs of `group` (`CompileService.cancel`), also those still waiting for a compile of
-        the same kernel from another file (`_TritonCacheGuard`). Returns how many were cancelled."""
-        return _TRITON_CACHE_GUARD.cancel(self, group) + self.service.cancel(group, kill_after)
+        """Cancel the compile jobs of `group` (`CompileService.cancel`). Returns how many were cancelled."""
+        return self.service.cancel(group, kill_after)
 
     def update_settings(self, new: Settings) -> None:
         """Take new settings; a new worker count gets a new pool (the old one finishes its jobs in the background)."""
@@ -361,7 +278,7 @@ class Checker:
                         item.findings.append(f)
                 for spec in specs:
                     if not spec.missing:
-                        item.jobs.append((spec, self._compile(path, module.text, kernel, spec, root, group)))
+                        item.jobs.append((spec, self._compile(path, module.text, kernel, spec, root, group, text)))
             plan.kernels.append(item)
         return plan
 
@@ -469,15 +386,19 @@ class Checker:
         return build_specs(kernel, target, launches=launches, captures=caps)
 
     def _compile(self, path: str, module_text: str, kernel: KernelInfo, spec: Spec, root: str,
-                 group: str | None) -> Future | Artifacts:
+                 group: str | None, source: str | None = None) -> Future | Artifacts:
         qualname = kernel.qualname or kernel.name
         key = self.cache.key(path + "\0" + module_text + _workspace_deps_digest(kernel, path, root), qualname,
                              spec.key())
         hit = self.cache.get(key)
         if hit is not None:
             return hit
+        # The worker analyses its compile too: on every core at once, not one after another here.
         job = CompileJob(path=path, text=module_text, qualname=qualname, spec=spec.to_json(), workspace_root=root,
-                         timeout=self.settings.compile_timeout, group=group)
+                         timeout=self.settings.compile_timeout, group=group,
+                         analysis={"kernel": kernel, "spec": spec, "settings": self.settings, "source": source,
+                                   "select": self.select})
+        fut = self.service.submit(job)
         out: Future = Future()
 
         def store(done: Future) -> None:
@@ -485,22 +406,17 @@ class Checker:
                 out.cancel()
                 return
             art = done.result()
+            analysis, art.analysis = art.analysis, None
             try:
                 art = self.cache.put(key, art)
             except OSError as exc:
                 log.warning("artefact cache not writable: %s", exc)
+            if analysis is not None:
+                place_ir_paths(analysis[1], art.paths)
+                art.analysis = analysis
             out.set_result(art)
 
-        def launch() -> None:
-            try:
-                fut = self.service.submit(job)
-            except BaseException:  # the pool is shut down: the job ends here (and lets the next ones start)
-                out.cancel()
-                raise
-            fut.add_done_callback(store)
-
-        # Not two compiles of one kernel from two files at once: they would swap IR in Triton's cache.
-        _TRITON_CACHE_GUARD.run((kernel.func_name, spec.target), _Slot(self, path, group, launch, out))
+        fut.add_done_callback(store)
         return out
 
     def _analyse(self, item: "_PlannedKernel", spec: Spec, art: Artifacts | None, text: str | None) -> CompiledSpec:
@@ -512,8 +428,11 @@ class Checker:
             cs.findings.append(error_finding(kernel, spec, art, item.withheld, source=text,
                                            assumed_bindings=item.assumed))
             return cs
-        ctx = CheckContext(kernel, spec, art, self.settings, source=text)
-        cs.metrics = compute_metrics(ctx)
-        cs.findings.extend(run_checks(ctx, self.select))
+        if art.analysis is not None:  # made by the worker, for this very spec, settings and text
+            metrics, findings = art.analysis
+            cs.metrics, cs.findings = dict(metrics), [replace(f, data=dict(f.data)) for f in findings]
+        else:
+            cs.metrics, found = analyse(kernel, spec, art, self.settings, text, self.select)
+            cs.findings.extend(found)
         demote_assumed_errors(spec, cs.findings)
         return cs

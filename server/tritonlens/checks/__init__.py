@@ -194,6 +194,36 @@ def _selected(code: str, select: set[str]) -> bool:
     return any(code == s or code.startswith(s) for s in select)
 
 
+IR_PATH_MARK = "\0ir:"  # the stand-in for an IR file's path in findings made before the artefact cache has stored it
+
+
+def analyse(kernel, spec, artifacts, settings, source: str | None = None,
+            select: set[str] | None = None) -> tuple[dict, list[Finding]]:
+    """Metrics and findings of one compiled spec: what the pipeline does with every compile. Pure; the compile
+    workers run it right after the compile (in parallel, while the IR is at hand), the pipeline on cache hits."""
+    ctx = CheckContext(kernel, spec, artifacts, settings, source=source)
+    return compute_metrics(ctx), run_checks(ctx, select)
+
+
+def analyse_unstored(kernel, spec, artifacts, settings, source: str | None = None,
+                     select: set[str] | None = None) -> tuple[dict, list[Finding]]:
+    """`analyse` for artifacts the cache has not stored yet (a worker's): IR paths in the findings are
+    `IR_PATH_MARK + stage`, which `place_ir_paths` turns into the stored files' paths."""
+    paths = artifacts.paths
+    artifacts.paths = {stage: IR_PATH_MARK + stage for stage in artifacts.asm}
+    try:
+        return analyse(kernel, spec, artifacts, settings, source, select)
+    finally:
+        artifacts.paths = paths
+
+
+def place_ir_paths(findings: list[Finding], paths: dict[str, str]) -> None:
+    for f in findings:
+        for r in f.related:
+            if r.path.startswith(IR_PATH_MARK):
+                r.path = paths.get(r.path[len(IR_PATH_MARK):], "")
+
+
 def compute_metrics(ctx: CheckContext) -> dict:
     """Per (kernel, spec) numbers for hovers and lenses; the metrics module refines this when present."""
     try:

@@ -60,10 +60,16 @@ class CompileJob:
     group: str | None = None  # cancel() by group: e.g. a document URI
     id: int = field(default_factory=lambda: next(_ids))
     priority: int = field(default_factory=_current_priority)  # URGENT inside `with urgent():`
+    # what the worker needs to analyse the compile it made (checks.analyse's arguments but the artifacts); None:
+    # the caller analyses
+    analysis: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return {"path": self.path, "text": self.text, "qualname": self.qualname, "spec": self.spec,
+        wire = {"path": self.path, "text": self.text, "qualname": self.qualname, "spec": self.spec,
                 "workspace_root": self.workspace_root}
+        if self.analysis is not None:
+            wire["analysis"] = self.analysis
+        return wire
 
 
 _ids = itertools.count(1)

@@ -235,6 +235,52 @@ def captured_output():
             box["stderr"] = err.read().decode("utf-8", "replace")
 
 
+_private_cache: list[str] = []  # this process's own Triton cache folder, made on first use
+
+
+@contextlib.contextmanager
+def private_triton_cache():
+    """Triton's on-disk cache, for one compile, in a folder of this worker's own, emptied afterwards.
+
+    Triton names a cache entry by a hash of the kernel's source and first line, signature, constants, options and
+    target — not of its file — and `triton.compile` reads the IR it returns back from the entry's files after writing
+    them (TRITON_ALWAYS_COMPILE skips only the lookup). Two workers compiling one kernel of two files (a copy of a
+    file, the same function at the same line) in one shared folder got each other's IR, whole or stage by stage: its
+    locations named the other file, so no line of the kernel mapped to any IR. A folder per process, cleared after
+    each compile, shares nothing — with other workers, other tritonlens processes or the user's own Triton runs — and
+    leaves nothing in the user's ~/.triton. Only the compile uses it: the driver's built helpers stay in the usual
+    cache."""
+    if not _private_cache:
+        import atexit
+        import shutil
+
+        folder = tempfile.mkdtemp(prefix="tritonlens-triton-cache-")
+        _private_cache.append(folder)
+        atexit.register(shutil.rmtree, folder, True)
+    folder = _private_cache[0]
+    before = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = folder
+    try:
+        yield folder
+    finally:
+        if before is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = before
+        _empty(folder)
+
+
+def _empty(folder: str) -> None:
+    import shutil
+
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+
+
 _PTXAS_USED = re.compile(r"Used (\d+) registers")
 _PTXAS_SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 _PTXAS_STACK = re.compile(r"(\d+) bytes stack frame")
@@ -360,7 +406,7 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     try:
         signature, constexprs, attrs = spec_to_compile_args(spec, list(jit_fn.arg_names))
         constexprs = {k: _constexpr_value(v) for k, v in constexprs.items()}
-        with captured_output() as box:
+        with captured_output() as box, private_triton_cache():
             kernel = triton.compile(ASTSource(jit_fn, signature, constexprs, attrs), target=gpu_target(target),
                                     options=options)
     except BaseException as exc:  # noqa: BLE001
@@ -390,6 +436,19 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     if isinstance(hsaco, (bytes, bytearray)) and art.resources.registers is None:
         _amd_resources(art)
     return art
+
+
+def analyse_compile(art: Artifacts, request: dict[str, Any]):
+    """(metrics, findings) of a compile this worker just made, for the pipeline (checks.analyse_unstored: IR paths
+    are placed once the artefact cache has stored the IR); None when anything goes wrong — the pipeline then
+    analyses the compile itself."""
+    try:
+        from ..checks import analyse_unstored
+
+        return analyse_unstored(request["kernel"], request["spec"], art, request["settings"], request.get("source"),
+                                request.get("select"))
+    except Exception:  # noqa: BLE001 — the compile stands; the analysis is redone where it is collected
+        return None
 
 
 def _add_sass(art: Artifacts, cubin: bytes, target: Target, disassemble_now: bool = False) -> None:
@@ -514,6 +573,8 @@ def serve(conn, out=None, memory_mb: int = 0) -> None:
             result = Artifacts(kernel=job.get("qualname", "?"), spec_key="", target="",
                                error=CompileError("InternalError", f"{type(exc).__name__}: {exc}"))
         _memory_limit_error(result, memory_mb)
+        if job.get("analysis") and result.error is None:
+            result.analysis = analyse_compile(result, job["analysis"])
         out.send(result)
 
 
