@@ -7,14 +7,8 @@
 set -u
 CORPUS=${1:?corpus folder}; RES=${2:?results folder}
 SECONDS_PER_TEST=${SECONDS_PER_TEST:-30}
-mkdir -p "$RES"
-WORK=$(mktemp -d); cp -r "$CORPUS/liger-kernel" "$WORK/"; LIGER="$WORK/liger-kernel"
+source "$(dirname "$0")/gpu_common.sh"
 rm -f "$LIGER/src/.tritonlens/captures.jsonl"
-export PYTHONPATH="$PWD/server${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 TRITONLENS_CACHE_DIR="$WORK/cache"
-REPO=$PWD
-step() { echo; echo "=== $*"; }
-step machine; nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader; nproc
-python -c "import triton, torch; print('triton', triton.__version__, 'torch', torch.__version__)"
 
 step "capture Liger-Kernel's tests on the GPU (each cut at ${SECONDS_PER_TEST}s), dumping the JIT's PTX"
 cd "$LIGER"
