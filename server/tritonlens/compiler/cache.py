@@ -40,7 +40,8 @@ def default_cache_dir() -> str:
     return os.path.join(base, "tritonlens")
 
 
-FORMAT = 2  # of meta.json: an entry of another format is recompiled
+FORMAT = 3  # of meta.json: an entry of another format is recompiled (3: entries written before each worker compiled
+# in a Triton cache of its own may hold another file's IR, and spill sites read from the cubin are kept)
 DEFAULT_MAX_MB = 2048
 
 
