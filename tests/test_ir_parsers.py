@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tritonlens.compiler.worker import private_triton_cache
 from tritonlens.ir import (
     LineMap,
     SrcLoc,
@@ -320,7 +321,8 @@ def test_disassemble_and_resource_usage_of_a_real_cubin():
 
     src = ASTSource(copy_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 512},
                     {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]})
-    cubin = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["cubin"]
+    with private_triton_cache():  # Triton's shared cache would give a copy of this file elsewhere its locations
+        cubin = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["cubin"]
     sass = parse_sass(disassemble(cubin), __file__)
     assert any(i.opcode == "LDG.E.128" for i in sass.instrs)
     assert sass.linemap.src_lines()
@@ -357,7 +359,8 @@ def test_disassembly_without_the_dataflow_pass_and_the_cubin_reader_agree_with_n
 
     src = ASTSource(loop_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
                     {"BLOCK": 4096}, {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]})
-    cubin = triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": 1}).asm["cubin"]
+    with private_triton_cache():  # as the workers compile: not another checkout's cached IR of the same kernel
+        cubin = triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": 1}).asm["cubin"]
     text = disassemble(cubin)
     assert "BRA" in text and "STL" in text  # a branch, and spill code (4096 floats on 32 threads)
     assert text == _run_on_cubin("nvdisasm", ["-c", "-g"], cubin)

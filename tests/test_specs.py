@@ -188,9 +188,12 @@ def _ptx(fn, spec, kernel):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    from tritonlens.compiler.worker import private_triton_cache
+
     signature, constexprs, attrs = spec_to_compile_args(spec, kernel)
-    compiled = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=GPUTarget("cuda", 90, 32),
-                              options=spec.options)
+    with private_triton_cache():  # not another checkout's cached IR of the same kernel
+        compiled = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=GPUTarget("cuda", 90, 32),
+                                  options=spec.options)
     return compiled.asm["ptx"]
 
 
