@@ -186,10 +186,6 @@ class Checker:
         if self._own_service:
             self.service.shutdown()
 
-    def cancel(self, group: str, kill_after: float = 2.0) -> int:
-        """Cancel the compile jobs of `group` (`CompileService.cancel`). Returns how many were cancelled."""
-        return self.service.cancel(group, kill_after)
-
     def update_settings(self, new: Settings) -> None:
         """Take new settings; a new worker count gets a new pool (the old one finishes its jobs in the background)."""
         old, self.settings = self.settings, new
@@ -215,7 +211,7 @@ class Checker:
         """Check every kernel of `path` (using `text` when given: the editor's unsaved buffer).
 
         `on_kernel` is called as each kernel finishes (from this thread, in the order they finish). `group` tags the
-        compile jobs so that `self.cancel(group)` stops them. `kernels` limits the check to those names.
+        compile jobs so that `self.service.cancel(group)` stops them. `kernels` limits the check to those names.
         """
         plan = self.plan_file(path, text, workspace_root=workspace_root, group=group, kernels=kernels)
         return self.finish(plan, on_kernel, on_partial)
@@ -406,14 +402,12 @@ class Checker:
                 out.cancel()
                 return
             art = done.result()
-            analysis, art.analysis = art.analysis, None
             try:
-                art = self.cache.put(key, art)
+                art = self.cache.put(key, art)  # not `art.analysis`: the cache keeps the compile only
             except OSError as exc:
                 log.warning("artefact cache not writable: %s", exc)
-            if analysis is not None:
-                place_ir_paths(analysis[1], art.paths)
-                art.analysis = analysis
+            if art.analysis is not None:
+                place_ir_paths(art.analysis[1], art.paths)
             out.set_result(art)
 
         fut.add_done_callback(store)

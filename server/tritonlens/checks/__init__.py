@@ -114,7 +114,7 @@ class CheckContext:
         """The kernel's local loads and stores (`LDL` / `STL`, SASS instructions): from the SASS text when it is
         there, else from the worker's read of the cubin (`metadata["local_accesses"]`, see ir.cubin; these have no
         SASS line: `ir_line` 0), else from the SASS disassembled now."""
-        from ..ir.linemap import SrcLoc, pick_frames
+        from ..ir.linemap import SrcLoc
         from ..ir.sass import SassInstr
 
         sites = self.artifacts.metadata.get("local_accesses")
@@ -125,10 +125,9 @@ class CheckContext:
                     at, kind, file, line = site
                 except (TypeError, ValueError):
                     continue
-                frames = [SrcLoc(file, line, 0)] if isinstance(file, str) and isinstance(line, int) and line > 0 \
-                    else []
-                loc, inner = pick_frames(frames, self.path)
-                out.append(SassInstr(0, kind.upper(), "", loc, kind, None, at, False, "", inner))
+                # one frame (the cubin's line table has no inlining): it is both the outer and the inner location
+                loc = SrcLoc(file, line, 0) if isinstance(file, str) and isinstance(line, int) and line > 0 else None
+                out.append(SassInstr(0, kind.upper(), "", loc, kind, None, at, False, "", loc))
             return out
         return [i for i in self.sass.instrs if i.kind in ("ldl", "stl")]
 

@@ -77,7 +77,7 @@ def _run_on_cubin(name: str, args: list[str], cubin: bytes, timeout: float = 60.
 def disassemble(cubin: bytes) -> str:
     """SASS text with line info: `nvdisasm -c -g` (code sections only, `//## File "...", line N` comments), without
     the branch-stack dataflow pass (`-ndf`): sm_70 and later have no branch stack, the text is the same (compared on
-    40 Liger-Kernel cubins and in tests/test_sass.py), and that pass is a third of nvdisasm's time."""
+    40 Liger-Kernel cubins and in tests/test_ir_parsers.py), and that pass is a third of nvdisasm's time."""
     return _run_on_cubin("nvdisasm", ["-c", "-g", "-ndf"], cubin)
 
 

@@ -399,8 +399,8 @@ class Fixes:
             if search.task is not None:
                 search.task.cancel()
         if stale and ls.running_checker is not None:
-            checker = ls.checker
-            ls.scheduler.run_in_thread(lambda: checker.cancel(f"{uri}#fix"))
+            service = ls.checker.service
+            ls.scheduler.run_in_thread(lambda: service.cancel(f"{uri}#fix"))
 
     def search(self, ls: "Host", st: "DocState", kr: KernelReport, diag: types.Diagnostic,
                text: str) -> FixSearch | None:

@@ -2,7 +2,7 @@
 
 `check_file` runs in a thread (it waits on the worker processes); its per-kernel callback runs in a pool thread and
 hops to the event loop with `call_soon_threadsafe` before touching any state or the transport. Each compile of a
-document has a generation number: a newer save bumps it, cancels the older compile's jobs (`Checker.cancel`) and
+document has a generation number: a newer save bumps it, cancels the older compile's jobs (`service.cancel`) and
 anything the older compile still delivers is dropped.
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ class CompileScheduler:
                 st.debounce = None
             if checker is not None:
                 for group in {st.group, f"{st.uri}#fix"} - {None}:
-                    checker.cancel(group, kill_after=0)
+                    checker.service.cancel(group, kill_after=0)
 
     def run_in_thread(self, fn: Callable[[], Any]) -> None:
         asyncio.get_running_loop().run_in_executor(None, fn)
@@ -99,7 +99,7 @@ class CompileScheduler:
     def _cancel_group(self, st: DocState) -> None:
         if st.group is not None and self.server.running_checker is not None:
             group = st.group
-            self.run_in_thread(lambda: self.server.checker.cancel(group))
+            self.run_in_thread(lambda: self.server.checker.service.cancel(group))
 
     def _start(self, st: DocState) -> None:
         st.debounce = None
@@ -126,7 +126,7 @@ class CompileScheduler:
             st.crashed = None
         except asyncio.CancelledError:  # the event loop is closing (the client went away): stop the compile too
             if self.server.running_checker is not None:
-                self.server.running_checker.cancel(group, kill_after=0)
+                self.server.running_checker.service.cancel(group, kill_after=0)
             raise
         except Exception as exc:  # noqa: BLE001 — a bug must cost one compile, not the server
             log.exception("compile of %s failed", st.uri)
