@@ -134,3 +134,60 @@ def test_fallbacks_that_rebind_the_name_stay_fallbacks():
         ''')
     s = slice_module(src, ["k"], definitions=[8])
     assert s.text.startswith("try:\n") and "except ImportError:" in s.text
+
+
+def test_names_bound_inside_kernels_and_helpers_are_not_module_dependencies():
+    src = textwrap.dedent('''\
+        import triton
+        import triton.language as tl
+        from mylib import load_data
+
+        acc = load_data()
+        offs = load_data()
+        SCALE = 2.0
+        idx = load_data()
+        out = load_data()
+        BLOCK = 128
+
+
+        @triton.jit
+        def helper(v, factor):
+            out = v * factor  # local: `out` above is not needed
+            for idx in tl.static_range(2):
+                out += idx
+            return out
+
+
+        @triton.jit
+        def kernel(x_ptr, N: tl.constexpr = BLOCK):
+            offs = tl.arange(0, N)
+            acc = tl.load(x_ptr + offs)
+            tl.store(x_ptr + offs, helper(acc, SCALE))
+        ''')
+    s = slice_module(src, ["kernel"], definitions=[22])
+    kept = {ln.strip() for ln in s.text.splitlines() if ln.strip()}
+    # Read from the module: SCALE (by the kernel), BLOCK (a default, evaluated at definition).
+    assert {"SCALE = 2.0", "BLOCK = 128"} <= kept
+    # Bound inside the kernel or its helper: their module-level namesakes, and the import they need, are not run.
+    assert not any("load_data" in ln for ln in kept) and s.withheld == {}
+
+
+def test_a_name_a_function_declares_global_is_still_the_modules():
+    src = textwrap.dedent('''\
+        import triton
+        COUNT = 0
+        TABLE = [1, 2]
+
+
+        def bump():
+            global COUNT
+            COUNT = COUNT + 1
+            return [t for t in TABLE if t]
+
+
+        @triton.jit
+        def kernel(x_ptr):
+            bump()
+        ''')
+    kept = {ln.strip() for ln in slice_module(src, ["kernel"]).text.splitlines() if ln.strip()}
+    assert {"COUNT = 0", "TABLE = [1, 2]"} <= kept

@@ -857,3 +857,51 @@ def test_the_workers_analysis_is_the_pipelines_own(tmp_path):
     related = [r for *_, findings in fresh for f in findings for r in f["related"]]
     assert related and all(os.path.isfile(r["path"]) for r in related), related[:3]
     assert {f["code"] for *_, findings in fresh for f in findings} >= {"SASS001", "TTGIR001", "PTX001"}
+
+
+DROPOUT = '''\
+import torch
+import triton
+import triton.language as tl
+
+
+# tritonlens: BLOCK_SIZE=1024, p=fp32
+@triton.jit
+def dropout_kernel(x_ptr, out_ptr, n_elements, p, seed, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    output = tl.where(tl.rand(seed, offsets) > p, x / (1 - p), 0.0)
+    tl.store(out_ptr + offsets, output, mask=mask)
+
+
+def dropout(x, p, seed):
+    output = torch.empty_like(x)
+    dropout_kernel[(triton.cdiv(x.numel(), 1024),)](x, output, x.numel(), p, seed, BLOCK_SIZE=1024)
+    return output
+
+
+p = 0.5
+output = dropout(x, p=p, seed=123)
+'''
+
+
+def test_names_local_to_the_kernel_do_not_pull_module_statements(checker, tmp_path):
+    # `output` and `p` are the kernel's own (an assignment, a parameter): the script lines at the bottom that bind
+    # the same names at module level are not run; they would fail (`x` is not defined).
+    path = write(tmp_path, "dropout.py", DROPOUT)
+    report = checker.check_file(path)
+    assert [f.code for f in report.all_findings() if f.code.startswith("SRC")] == []
+    assert only_compiled(report, "dropout_kernel").compiled[0].artifacts.ok
+
+
+def test_a_needed_module_statement_that_fails_gets_advice_for_the_mode_in_use(checker, tmp_path):
+    # SCALE is the module's: the kernel reads it, so the slice runs its line, which fails here. Under the default
+    # mode the advice is about that statement, not "set moduleExecution to definitions" (the mode in use).
+    path = write(tmp_path, "scaled.py", DROPOUT.replace("x / (1 - p)", "x * SCALE").replace(
+        "p = 0.5\n", "SCALE = dropout(x, 0.5, 1)\n"))
+    [f] = [f for f in checker.check_file(path).all_findings() if f.code == "SRC006"]
+    assert (f.line, f.severity) == (22, "warning")
+    assert "NameError: name 'x' is not defined" in f.message
+    assert "set moduleExecution to definitions" not in f.message
+    assert "moduleExecution=definitions" in f.message and "this is one of them" in f.message

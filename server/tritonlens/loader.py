@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import io
 import re
 import tokenize
@@ -71,17 +72,97 @@ def _defined_names(node: ast.stmt) -> set[str]:
 
 
 def _used_names(node: ast.AST) -> set[str]:
-    """Free names a statement reads (over-approximate: any Name in Load context, and decorator/base names). The
-    condition of a binding switch is not read: it never runs (see `is_switch`)."""
+    """Module-level names a statement reads (over-approximate: any free Name in Load context, decorator and base
+    names). A name a function binds (a parameter, an assignment, a loop target, an import in its body) is the
+    function's own wherever it appears in it, as Python scopes it: `output = tl.where(...)` inside a kernel does not
+    make a module-level `output = ...` a dependency. The condition of a binding switch is not read: it never runs
+    (see `is_switch`)."""
     used: set[str] = set()
-    for sub in _walk_skipping_switch_tests(node):
+    _reads(node, used)
+    return used
+
+
+_FUNCTION_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _reads(node: ast.AST, used: set[str]) -> None:
+    """Add to `used` the names `node` reads from the scope it sits in; names bound in nested function and
+    comprehension scopes are left out, what those scopes read from outside is kept."""
+    todo = [node]
+    while todo:
+        sub = todo.pop()
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
             used.add(sub.id)
         elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
             used.add(sub.target.id)
         elif isinstance(sub, ast.Global):
             used.update(sub.names)
-    return used
+        if isinstance(sub, _FUNCTION_SCOPES):
+            args = sub.args
+            # Decorators, defaults and annotations are evaluated where the function is defined.
+            todo.extend([*getattr(sub, "decorator_list", []), *args.defaults, *(d for d in args.kw_defaults if d)])
+            todo.extend(a.annotation for a in _arguments(args) if a.annotation is not None)
+            if getattr(sub, "returns", None) is not None:
+                todo.append(sub.returns)
+            body = sub.body if isinstance(sub.body, list) else [sub.body]
+            used |= _free_in_scope(body, {a.arg for a in _arguments(args)})
+            continue
+        if isinstance(sub, _COMPREHENSIONS):
+            first, *rest = sub.generators
+            todo.append(first.iter)  # the first iterable is evaluated outside the comprehension
+            parts = [first.target, *first.ifs, *rest,
+                     *([sub.key, sub.value] if isinstance(sub, ast.DictComp) else [sub.elt])]
+            used |= _free_in_scope(parts, set())
+            continue
+        children = list(ast.iter_child_nodes(sub))
+        if isinstance(sub, ast.If) and is_switch(sub):
+            children = [c for c in children if c is not sub.test]
+        todo.extend(children)
+
+
+def _arguments(args: ast.arguments) -> list[ast.arg]:
+    return [*args.posonlyargs, *args.args, *([args.vararg] if args.vararg else []), *args.kwonlyargs,
+            *([args.kwarg] if args.kwarg else [])]
+
+
+def _free_in_scope(body: list[ast.AST], bound: set[str]) -> set[str]:
+    """The names a function (or comprehension) scope reads from outside: what it reads minus what it binds —
+    wherever in the scope the binding is, as Python decides locals — except names it declares `global`."""
+    reads: set[str] = set()
+    declared_global: set[str] = set()
+    bound = set(bound)
+    for stmt in body:
+        _reads(stmt, reads)
+        _bindings(stmt, bound, declared_global)
+    return (reads - bound) | declared_global
+
+
+def _bindings(node: ast.AST, bound: set[str], declared_global: set[str]) -> None:
+    """Names `node` binds in its own scope (not inside nested functions or comprehensions)."""
+    todo = [node]
+    while todo:
+        sub = todo.pop()
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            bound.add(sub.id)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            declared_global.update(sub.names)  # a nonlocal is read from outside too; over-approximate
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in sub.names if a.name != "*")
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            bound.add(sub.name)
+        elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
+            bound.add(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            bound.add(sub.rest)
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(sub.name)
+            continue  # its body is its own scope
+        if isinstance(sub, (ast.Lambda, *_COMPREHENSIONS)):
+            if isinstance(sub, _COMPREHENSIONS):  # a walrus in a comprehension binds in the enclosing scope
+                bound.update(n.target.id for n in ast.walk(sub) if isinstance(n, ast.NamedExpr))
+            continue
+        todo.extend(ast.iter_child_nodes(sub))
 
 
 def _walk_skipping_switch_tests(node: ast.AST):
@@ -200,8 +281,10 @@ def _call_name_of(expr: ast.expr) -> str:
     return ""
 
 
-def _body_without_decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
-    return [node.args, *node.body, *([node.returns] if node.returns else [])]
+def _without_decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    bare = copy.copy(node)
+    bare.decorator_list = []
+    return bare
 
 
 def _has_call(node: ast.AST, allow_known: bool) -> bool | str:
@@ -328,7 +411,7 @@ def _walk(units: list[ast.stmt], roots: list[str], local_funcs: set[str]):
                 kept_decos = [d for d in node.decorator_list if _call_name_of(d) == "jit"]
                 stripped.update((d.lineno, d.end_lineno or d.lineno) for d in node.decorator_list
                                 if d not in kept_decos)
-                need.extend(_used_names(ast.Module(body=[*_body_without_decorators(node)], type_ignores=[])))
+                need.extend(_used_names(_without_decorators(node)))
                 for d in kept_decos:
                     need.extend(_used_names(d))
             else:

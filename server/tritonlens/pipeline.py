@@ -322,7 +322,7 @@ class Checker:
                 art = None
             if art is not None and art.error is not None and art.error.kind == "LoadError":
                 # The module did not import: one finding for the file, on the import line, not one per kernel/spec.
-                f = load_error_finding(item.kernel, art.error)
+                f = load_error_finding(item.kernel, art.error, self.settings.module_execution)
                 if (f.line, f.message) not in plan.load_errors:
                     plan.load_errors.add((f.line, f.message))
                     own.append(f)

@@ -79,10 +79,12 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
 _GPU_WORDS = re.compile(r"cuda|gpu|device|driver|nvml|hip|rocm|npu|xpu", re.I)
 
 
-def load_error_finding(kernel: KernelInfo, err: CompileError) -> Finding:
+def load_error_finding(kernel: KernelInfo, err: CompileError, module_execution: str = "definitions") -> Finding:
     """The kernel's module raised at import: one SRC006 on the line of this file the failure came through (the
     import), for the whole file — the environment, not a kernel, is what failed. It says what failed and how to check
-    it; the pipeline keeps one per file (the same line and message from several kernels is one finding)."""
+    it; the pipeline keeps one per file (the same line and message from several kernels is one finding). The advice
+    depends on `module_execution`: under `definitions` the failing statement is one the kernels need (the slice kept
+    nothing else), so switching modes cannot help."""
     detail = err.message.removeprefix("could not load the kernel's module: ").strip()
     first = detail.splitlines()[0] if detail else err.kind
     if "ModuleNotFoundError" in first or "ImportError" in first:
@@ -92,6 +94,10 @@ def load_error_finding(kernel: KernelInfo, err: CompileError) -> Finding:
         how = ("the module asks for a GPU when it is imported in a way tritonlens cannot answer for the target "
                "(triton's driver queries are answered; torch.cuda and vendor probes are not): check on the GPU "
                "machine (`tritonlens check --target auto` there), or make the probe tolerate a machine without one")
+    elif module_execution == "definitions":
+        how = ("only the imports and the module-level statements the kernels use were run (moduleExecution="
+               "definitions), and this is one of them: give it a value that needs no runtime input (a literal or "
+               "tl.constexpr), or move what it needs into the kernel's parameters")
     else:
         how = "set moduleExecution to definitions (the default) or make the import-time code tolerate a bare import"
     line = err.line or kernel.def_line
