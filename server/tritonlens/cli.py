@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     cap = sub.add_parser("capture", help="run a command and record the kernels it compiles: capture -- python x.py")
     cap.add_argument("cmd", nargs=argparse.REMAINDER)
 
+    sub.add_parser("bench", help="replay captured launches and time them on the local GPU (a static floor without "
+                                 "one): tritonlens bench FILE[::KERNEL]")
     prof = sub.add_parser("profile", help="profile a kernel with Nsight Compute (needs a GPU)")
     prof.add_argument("rest", nargs=argparse.REMAINDER)
 
@@ -105,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `capture` and `profile` pass everything after them to their own parsers (they wrap a user command).
-    if argv and argv[0] in ("capture", "profile"):
+    if argv and argv[0] in ("capture", "profile", "bench"):
         return _delegate(argv[0], argv[1:])
     parser = build_parser()
     try:
@@ -145,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _delegate(command: str, rest: list[str]) -> int:
     if command == "capture":
         from .capture import main as capture_main
+    elif command == "bench":
+        from .bench import main as capture_main  # type: ignore[no-redef]
     else:
         from .profile import main as capture_main  # type: ignore[no-redef]
     return capture_main(rest)

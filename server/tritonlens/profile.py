@@ -247,11 +247,21 @@ def _replay_main(spec_file: str) -> int:
     """Runs under ncu: load the kernel's module (definitions only), synthesize inputs, launch once."""
     import torch
 
+    with open(spec_file, encoding="utf-8") as f:
+        job = json.load(f)
+    launch = prepare_replay(job, torch)
+    for _ in range(int(job.get("repeat", 1))):
+        launch()
+    torch.cuda.synchronize()
+    return 0
+
+
+def prepare_replay(job: dict[str, Any], torch: Any) -> Any:
+    """A function that makes the captured launch of `job` ({path, qualname, capture, workspace_root}) once: the
+    kernel's module loaded (definitions only), inputs synthesized on the GPU, the captured grid and options."""
     from .compiler.worker import find_jit_function, load_module
     from .loader import slice_module
 
-    with open(spec_file, encoding="utf-8") as f:
-        job = json.load(f)
     cap = job["capture"]
     with open(job["path"], encoding="utf-8") as f:
         text = f.read()
@@ -264,17 +274,31 @@ def _replay_main(spec_file: str) -> int:
     for name in fn.arg_names:
         rec = launch["args"].get(name)
         if cap["signature"].get(name) == "constexpr" and name in cap.get("constants", {}):
-            kwargs[name] = cap["constants"][name]
+            kwargs[name] = _constant(cap["constants"][name])
         elif isinstance(rec, dict) and "tensor" in rec:
             kwargs[name] = _synth_tensor(torch, rec["tensor"], gen)
         elif isinstance(rec, dict) and "value" in rec:
             kwargs[name] = rec["value"]
     opts = {k: v for k, v in cap.get("options", {}).items() if k in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
     grid = tuple(int(g) for g in launch["grid"])
-    for _ in range(int(job.get("repeat", 1))):
+
+    def run() -> None:
         fn[grid](**kwargs, **opts)
-    torch.cuda.synchronize()
-    return 0
+
+    return run
+
+
+def _constant(value: Any) -> Any:
+    """A captured constexpr as the kernel takes it: a dtype name (`fp32`) is a `tl.dtype`, as Triton's own cache
+    preload rebuilds it (specs._replayed)."""
+    from .specs import _replayed
+
+    value = _replayed(value)
+    if isinstance(value, dict) and set(value) == {"dtype"}:
+        import triton.language as tl
+
+        return tl.dtype(value["dtype"])
+    return value
 
 
 def _synth_tensor(torch, t: dict[str, Any], gen):

@@ -1,0 +1,423 @@
+"""`tritonlens bench PATH[::KERNEL]...`: replay captured launches standalone and time them on the local GPU.
+
+Each captured spec that came with a launch (grid, scalars, tensor shapes/strides/dtypes: see capture.py) is
+re-launched with synthesized inputs (profile.prepare_replay: random, never all zeros; integer tensors small, so an
+index stays inside the tensors it indexes) and timed with `triton.testing.do_bench`: warm-up, then the median of
+the runs, with the L2 cache flushed before each run (L2 cold). For each spec: time, the bytes its tensors hold (each
+read or written once: a lower bound of the traffic), achieved bandwidth and its share of the GPU's peak, the launches
+the capture counted and their total time. Results are appended to `.tritonlens/bench.jsonl` with the GPU's name
+and clocks.
+
+Replays run in a child process per file; a replay that faults (an illegal address poisons the CUDA context) ends
+that child, is reported, and the next spec goes on in a fresh one.
+
+Without a GPU nothing is timed: each spec gets the static floor of the virtual GPU (virtual_gpu) — "≥ 3.1 µs at
+4.8 TB/s for the bytes its tensors hold" — labelled as such, never passed off as a measurement.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+from . import virtual_gpu
+from .captures import identity, load_captures
+
+EXIT_OK, EXIT_ERROR = 0, 2
+DEFAULT_PER_KERNEL = 12
+METHOD = "triton.testing.do_bench: warm-up 25 ms, median of 100 ms of runs, L2 flushed before each run (L2 cold)"
+
+_DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4, "float16": 2,
+                "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
+
+
+@dataclass
+class BenchResult:
+    path: str
+    kernel: str
+    identity: str  # captures.identity of the spec: what check and the editor join on
+    label: str  # "capture 3: BLOCK_SIZE=1024, num_warps=4"
+    grid: list[int] = field(default_factory=list)
+    bytes: int = 0  # what the launch's tensors hold
+    launches: int = 0  # launches the capture counted
+    time_us: float | None = None  # measured median
+    floor_us: float | None = None  # static: bytes / peak bandwidth
+    gpu: dict[str, Any] = field(default_factory=dict)
+    measured: bool = False
+    error: str | None = None
+    method: str = ""
+
+    @property
+    def bandwidth(self) -> float | None:
+        return self.bytes / (self.time_us * 1e-6) if self.time_us else None
+
+    @property
+    def pct_of_peak(self) -> float | None:
+        peak = self.gpu.get("memory_bandwidth")
+        bw = self.bandwidth
+        return 100.0 * bw / peak if bw and peak else None
+
+    @property
+    def total_us(self) -> float | None:
+        return self.time_us * max(self.launches, 1) if self.time_us is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.update(version=1, bandwidth=self.bandwidth, pct_of_peak=self.pct_of_peak, total_us=self.total_us)
+        return out
+
+
+# ---------------------------------------------------------------- what a launch moves
+def tensor_bytes(t: dict[str, Any]) -> int:
+    """Bytes of the storage a captured tensor spans (its shape and strides; a broadcast stride-0 axis spans one)."""
+    shape, stride = list(t.get("shape") or []), list(t.get("stride") or [])
+    size = _DTYPE_BYTES.get(str(t.get("dtype", "float32")).replace("torch.", ""), 4)
+    if any(int(s) == 0 for s in shape):
+        return 0
+    extent = 1 + sum((int(n) - 1) * abs(int(st)) for n, st in zip(shape, stride))
+    return extent * size
+
+
+def launch_bytes(capture: dict[str, Any]) -> int:
+    args = (capture.get("launch") or {}).get("args") or {}
+    return sum(tensor_bytes(a["tensor"]) for a in args.values() if isinstance(a, dict) and isinstance(a.get("tensor"),
+                                                                                                       dict))
+
+
+def static_floor_us(nbytes: int, gpu: virtual_gpu.GpuModel) -> float:
+    return nbytes / gpu.memory_bandwidth * 1e6
+
+
+def spec_label(index: int, capture: dict[str, Any]) -> str:
+    consts = capture.get("constants") or {}
+    opts = capture.get("options") or {}
+    parts = [f"{k}={v}" for k, v in consts.items() if k.startswith("BLOCK")][:3]
+    parts += [f"{k}={opts[k]}" for k in ("num_warps", "num_stages") if k in opts]
+    return f"capture {index}" + (f": {', '.join(parts)}" if parts else "")
+
+
+# ---------------------------------------------------------------- which specs
+@dataclass
+class Job:
+    path: str
+    kernel: str
+    capture: dict[str, Any]
+    label: str
+
+
+def select(paths: Iterable[str], kernel: str | None, root: str, captures_file: str | None, every: bool,
+           per_kernel: int = DEFAULT_PER_KERNEL) -> tuple[list[Job], list[str]]:
+    """The replayable captures of the files (of one kernel when given): per kernel the most launched first and no
+    autotuner trial, at most `per_kernel` unless `every`. Also a line per capture that cannot be replayed."""
+    from .profile import replay_capture
+
+    jobs: list[Job] = []
+    skipped: list[str] = []
+    for path in paths:
+        caps, _ = load_captures(root, path, captures_file)
+        by_kernel: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        for i, cap in enumerate(caps, 1):
+            if kernel and cap.get("kernel") != kernel:
+                continue
+            by_kernel.setdefault(str(cap.get("kernel")), []).append((i, cap))
+        for name, mine in by_kernel.items():
+            usable = []
+            for i, cap in mine:
+                why = replay_capture(cap)
+                if why is not None:
+                    skipped.append(f"{path}::{name} capture {i}: {why}")
+                elif every or cap.get("autotune") != "trial":
+                    usable.append((i, cap))
+            usable.sort(key=lambda ic: -int(ic[1].get("launches") or 0))
+            for i, cap in (usable if every else usable[:per_kernel]):
+                jobs.append(Job(path, name, cap, spec_label(i, cap)))
+    return jobs, skipped
+
+
+# ---------------------------------------------------------------- the replaying child
+def _child_main(job_file: str) -> int:
+    """Replays the jobs of one file in order; prints one JSON line per job as it finishes. A fault kills the
+    process: the parent sees how far it got."""
+    import torch
+    import triton.testing
+
+    from .profile import prepare_replay
+
+    with open(job_file, encoding="utf-8") as f:
+        spec = json.load(f)
+    for n, job in enumerate(spec["jobs"]):
+        started = time.perf_counter()
+        try:
+            launch = prepare_replay(job, torch)
+            launch()
+            torch.cuda.synchronize()
+            ms = triton.testing.do_bench(launch, warmup=25, rep=100, return_mode="median")
+            out = {"n": n, "time_us": ms * 1000.0}
+        except Exception as exc:  # noqa: BLE001 — one spec's failure is reported, the others go on
+            out = {"n": n, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]}
+            if "CUDA" in str(exc) or "illegal" in str(exc).lower():
+                print(json.dumps(out), flush=True)
+                return 3  # the context may be poisoned: the parent restarts from the next spec
+        out["wall_s"] = round(time.perf_counter() - started, 3)
+        print(json.dumps(out), flush=True)
+    return 0
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def run_on_gpu(jobs: list[Job], root: str, timeout: float, progress=None) -> list[BenchResult]:
+    gpu = local_gpu()
+    results = [_result(j, gpu, measured=False) for j in jobs]
+    by_file: dict[str, list[int]] = {}
+    for i, j in enumerate(jobs):
+        by_file.setdefault(j.path, []).append(i)
+    for path, idx in by_file.items():
+        pending = list(idx)
+        while pending:
+            done = _replay_batch(path, [jobs[i] for i in pending], root, timeout)
+            for k, out in done.items():
+                r = results[pending[k]]
+                if "time_us" in out:
+                    r.time_us, r.measured = out["time_us"], True
+                else:
+                    r.error = out.get("error", "the replay failed")
+                if progress:
+                    progress(r)
+            finished = max(done) + 1 if done else 1  # a child that died before any answer: the first one faulted
+            if not done:
+                r = results[pending[0]]
+                r.error = r.error or "the replay process died before answering (a fault or a crash of the driver)"
+                if progress:
+                    progress(r)
+            pending = pending[finished:]
+    return results
+
+
+def _replay_batch(path: str, jobs: list[Job], root: str, timeout: float) -> dict[int, dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="tritonlens-bench-") as tmp:
+        job_file = os.path.join(tmp, "jobs.json")
+        with open(job_file, "w", encoding="utf-8") as f:
+            json.dump({"jobs": [{"path": os.path.abspath(j.path), "qualname": j.kernel, "capture": j.capture,
+                                 "workspace_root": root} for j in jobs]}, f)
+        proc = subprocess.Popen([sys.executable, "-m", "tritonlens.bench", "--replay-jobs", job_file],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
+        try:
+            out, err = proc.communicate(timeout=timeout * max(1, len(jobs)))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            err = f"timed out after {timeout * len(jobs):.0f} s\n" + err
+    done: dict[int, dict[str, Any]] = {}
+    for line in out.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("n"), int):
+            done[rec["n"]] = rec
+    if len(done) < len(jobs) and proc.returncode not in (0, 3):
+        last = (err.strip().splitlines() or ["no message"])[-1][:300]
+        done.setdefault(max(done) + 1 if done else 0, {"error": f"the replay process died: {last}"})
+    return done
+
+
+def local_gpu() -> dict[str, Any]:
+    """The local GPU's model (name, SMs, peaks) and clocks, asked without creating a context in this process."""
+    from .targets import local_gpu_target
+
+    target = local_gpu_target() or "cuda:90"
+    name = ""
+    try:
+        name = subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.max.sm,clocks.max.memory",
+                               "--format=csv,noheader,nounits", "-i", "0"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    parts = [p.strip() for p in name.split(",")]
+    gpu = virtual_gpu.from_local_name(parts[0] if parts and parts[0] else "", target)
+    info = gpu.describe()
+    info.update(name=parts[0] or gpu.name, virtual=False)
+    if len(parts) == 3 and parts[1].isdigit():
+        info.update(clock_mhz=int(parts[1]), memory_clock_mhz=int(parts[2]))
+    return info
+
+
+def _result(job: Job, gpu: dict[str, Any], measured: bool) -> BenchResult:
+    launch = job.capture.get("launch") or {}
+    return BenchResult(path=job.path, kernel=job.kernel, identity=identity(job.capture), label=job.label,
+                       grid=[int(g) for g in launch.get("grid", [])], bytes=launch_bytes(job.capture),
+                       launches=int(job.capture.get("launches") or 0), gpu=gpu, measured=measured,
+                       method=METHOD if measured else "")
+
+
+def static_results(jobs: list[Job], target: str, gpu_name: str | None) -> list[BenchResult]:
+    gpu = virtual_gpu.for_target(target, gpu_name)
+    info = dict(gpu.describe(), virtual=True)
+    out = []
+    for j in jobs:
+        r = _result(j, info, measured=False)
+        r.floor_us = static_floor_us(r.bytes, gpu)
+        r.method = f"static floor: bytes its tensors hold / {gpu.memory_bandwidth / 1e12:.2f} TB/s ({gpu.label()})"
+        out.append(r)
+    return out
+
+
+# ---------------------------------------------------------------- output
+def bench_file(root: str) -> str:
+    return os.path.join(root, ".tritonlens", "bench.jsonl")
+
+
+def save(results: list[BenchResult], root: str, out: str | None = None) -> str:
+    path = out or bench_file(root)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        for r in results:
+            rec = r.to_json()
+            rec["path"] = os.path.relpath(os.path.abspath(r.path), root).replace(os.sep, "/")
+            rec["when"] = stamp
+            f.write(json.dumps(rec) + "\n")
+    return path
+
+
+def load_bench(root: str) -> dict[str, dict[str, Any]]:
+    """The latest measured result per spec identity in `.tritonlens/bench.jsonl` (empty when none)."""
+    latest: dict[str, dict[str, Any]] = {}
+    try:
+        with open(bench_file(root), encoding="utf-8") as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(rec, dict) and rec.get("measured") and isinstance(rec.get("identity"), str):
+                    latest[rec["identity"]] = rec
+    except OSError:
+        pass
+    return latest
+
+
+def fmt_us(us: float | None) -> str:
+    if us is None:
+        return "-"
+    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} µs" if us >= 10 else f"{us:.2f} µs"
+
+
+def fmt_bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def render(results: list[BenchResult]) -> str:
+    if not results:
+        return "nothing to replay"
+    measured = any(r.measured for r in results)
+    g = results[0].gpu
+    head = (f"{g.get('name')} ({g.get('sms')} SMs, {g.get('memory_bandwidth', 0) / 1e12:.2f} TB/s peak"
+            + (f", SM clock {g['clock_mhz']} MHz" if g.get("clock_mhz") else "") + ")")
+    lines = [head + (f" — {METHOD}" if measured else
+                     " — virtual GPU: static floors, nothing measured (no GPU here)")]
+    rows = [("kernel", "spec", "grid", "bytes", "time" if measured else "floor", "% HBM peak", "launches",
+             "total")]
+    for r in sorted(results, key=lambda r: -(r.total_us or r.floor_us or 0)):
+        if r.error:
+            rows.append((r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes), "FAILED: " + r.error,
+                         "", str(r.launches), ""))
+            continue
+        t = r.time_us if r.measured else r.floor_us
+        rows.append((r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes),
+                     fmt_us(t) if r.measured else "≥ " + fmt_us(t),
+                     f"{r.pct_of_peak:.0f}%" if r.pct_of_peak is not None else "-", str(r.launches),
+                     fmt_us(r.total_us) if r.measured else "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    if measured:
+        ok = sum(1 for r in results if r.measured)
+        lines.append(f"{ok} of {len(results)} specs replayed, {sum(1 for r in results if r.error)} failed")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- CLI
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tritonlens bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("targets", nargs="*", metavar="PATH[::KERNEL]")
+    p.add_argument("--captures", metavar="FILE", help="capture file (default: .tritonlens/captures.jsonl)")
+    p.add_argument("--all-captures", action="store_true",
+                   help=f"every captured spec, autotuner trials included (default: at most {DEFAULT_PER_KERNEL} "
+                        "per kernel, the most launched first)")
+    p.add_argument("--target", default="auto", help="without a GPU: the target whose virtual GPU gives the floors")
+    p.add_argument("--gpu", default=None, help="without a GPU: the virtual GPU (h100, h200, b200, a100, ...)")
+    p.add_argument("--static", action="store_true", help="static floors only, even on a GPU machine")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per spec before a replay is stopped")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("-o", "--output", metavar="FILE", help="append results here (default .tritonlens/bench.jsonl)")
+    p.add_argument("--replay-jobs", help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.replay_jobs:
+        return _child_main(args.replay_jobs)
+    if not args.targets:
+        print("tritonlens bench: give PATH or PATH::KERNEL", file=sys.stderr)
+        return EXIT_ERROR
+    from .pipeline import find_workspace_root
+    from .targets import has_local_gpu, resolve_target
+
+    paths, kernel = [], None
+    for t in args.targets:
+        path, _, k = t.partition("::")
+        if not os.path.exists(path):
+            print(f"tritonlens bench: {path}: no such file", file=sys.stderr)
+            return EXIT_ERROR
+        paths.append(path)
+        kernel = k or kernel
+    root = find_workspace_root(paths[0])
+    jobs, skipped = select(paths, kernel, root, args.captures, args.all_captures)
+    for s in skipped:
+        print(f"not replayable: {s}", file=sys.stderr)
+    if not jobs:
+        print("tritonlens bench: no captured launch to replay — run `tritonlens capture -- python your_program.py` "
+              "first", file=sys.stderr)
+        return EXIT_ERROR
+    if has_local_gpu() and not args.static:
+        def progress(r: BenchResult) -> None:
+            print(f"  {r.kernel} {r.label}: {fmt_us(r.time_us) if r.measured else 'FAILED ' + str(r.error)}",
+                  file=sys.stderr, flush=True)
+
+        results = run_on_gpu(jobs, root, args.timeout, progress)
+        saved = save(results, root, args.output)
+    else:
+        try:
+            results = static_results(jobs, resolve_target(args.target), args.gpu)
+        except ValueError as exc:
+            print(f"tritonlens bench: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        saved = None
+    if args.format == "json":
+        print(json.dumps([r.to_json() for r in results], indent=1))
+    else:
+        print(render(results))
+        if saved:
+            print(f"results appended to {saved}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""`tritonlens bench`: captured launches replayed and timed on a GPU; without one, static floors of the virtual GPU,
+labelled as such. The GPU test replays the example kernel's captured launches for real."""
+import json
+import os
+import shutil
+
+import pytest
+
+from tritonlens import bench, virtual_gpu
+from tritonlens.targets import has_local_gpu
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CAPTURES = os.path.join(REPO, "bench", "results", "h200-examples-captures-v2.jsonl")
+
+
+@pytest.fixture()
+def workspace(tmp_path):
+    """examples/vector_add.py with the launches an H200 run of it captured (98,432 and 1,003 elements)."""
+    (tmp_path / "examples").mkdir()
+    shutil.copy(os.path.join(REPO, "examples", "vector_add.py"), tmp_path / "examples")
+    (tmp_path / ".tritonlens").mkdir()
+    with open(CAPTURES, encoding="utf-8") as f:
+        lines = [ln for ln in f if '"examples/vector_add.py"' in ln]
+    assert len(lines) >= 2
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text("".join(lines))
+    return tmp_path
+
+
+def test_tensor_bytes_follow_shape_and_strides():
+    assert bench.tensor_bytes({"shape": [256, 512], "stride": [512, 1], "dtype": "float32"}) == 256 * 512 * 4
+    # a row-broadcast (stride 0) spans one row; a padded row stride spans the padding it skips over
+    assert bench.tensor_bytes({"shape": [64, 128], "stride": [0, 1], "dtype": "bfloat16"}) == 128 * 2
+    assert bench.tensor_bytes({"shape": [4, 100], "stride": [128, 1], "dtype": "float16"}) == (3 * 128 + 100) * 2
+    assert bench.tensor_bytes({"shape": [0, 8], "stride": [8, 1], "dtype": "float32"}) == 0
+
+
+def test_without_gpu_the_floor_is_static_and_says_so(workspace, capsys, monkeypatch):
+    monkeypatch.setenv("TRITONLENS_NO_GPU", "1")
+    monkeypatch.chdir(workspace)
+    from tritonlens.targets import local_gpu_target
+
+    local_gpu_target.cache_clear()
+    try:
+        rc = bench.main(["examples/vector_add.py::add_kernel", "--target", "cuda:90", "--gpu", "h200",
+                         "--format", "json"])
+    finally:
+        local_gpu_target.cache_clear()
+    assert rc == 0
+    results = json.loads(capsys.readouterr().out)
+    big = next(r for r in results if r["grid"] == [97])
+    assert big["bytes"] == 3 * 98432 * 4
+    h200 = virtual_gpu.lookup("h200")
+    assert big["floor_us"] == pytest.approx(3 * 98432 * 4 / h200.memory_bandwidth * 1e6)
+    assert big["measured"] is False and big["time_us"] is None
+    assert "static floor" in big["method"] and "H200" in big["method"]
+    assert not os.path.exists(workspace / ".tritonlens" / "bench.jsonl")  # nothing measured, nothing saved
+
+
+def test_text_table_labels_floors(workspace, capsys, monkeypatch):
+    monkeypatch.chdir(workspace)
+    assert bench.main(["examples/vector_add.py", "--static", "--target", "cuda:90"]) == 0
+    out = capsys.readouterr().out
+    assert "virtual GPU: static floors, nothing measured" in out
+    assert "≥ " in out and "add_kernel" in out
+
+
+def test_no_captures_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    shutil.copy(os.path.join(REPO, "examples", "vector_add.py"), tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert bench.main(["vector_add.py", "--static"]) == 2
+    assert "tritonlens capture" in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_local_gpu(), reason="needs a local NVIDIA GPU")
+def test_replays_and_times_the_captured_launches(workspace, capsys, monkeypatch):
+    monkeypatch.chdir(workspace)
+    assert bench.main(["examples/vector_add.py::add_kernel", "--format", "json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert results and all(r["measured"] and r["error"] is None for r in results)
+    big = next(r for r in results if r["grid"] == [97])
+    assert 1.0 < big["time_us"] < 1000.0
+    assert 0 < big["pct_of_peak"] <= 100
+    saved = bench.load_bench(str(workspace))
+    assert big["identity"] in saved and saved[big["identity"]]["time_us"] == pytest.approx(big["time_us"])
