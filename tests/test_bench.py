@@ -83,3 +83,24 @@ def test_replays_and_times_the_captured_launches(workspace, capsys, monkeypatch)
     assert 0 < big["pct_of_peak"] <= 100
     saved = bench.load_bench(str(workspace))
     assert big["identity"] in saved and saved[big["identity"]]["time_us"] == pytest.approx(big["time_us"])
+
+
+def test_check_shows_measured_time_or_static_floor_per_captured_spec(workspace, capsys, monkeypatch):
+    """The spec lines of `check` carry what `tritonlens bench` measured for that captured spec, and the static floor
+    for one it did not. No GPU here: the measurement is written as bench saves it on one."""
+    from tritonlens.captures import load_captures
+    from tritonlens.cli import main
+
+    monkeypatch.chdir(workspace)
+    caps, _ = load_captures(str(workspace), str(workspace / "examples" / "vector_add.py"))
+    big = next(c for c in caps if c["launch"]["grid"] == [97])
+    job = bench.Job("examples/vector_add.py", "add_kernel", big, "capture 1")
+    timed = bench._result(job, dict(virtual_gpu.lookup("h200").describe(), name="NVIDIA H200"), measured=True)
+    timed.time_us = 5.0
+    bench.save([timed], str(workspace))
+    main(["check", "examples/vector_add.py", "--target", "cuda:90"])
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  examples/vector_add.py::add_kernel")]
+    assert len(lines) == 2, lines
+    share = 100 * (3 * 98432 * 4 / 5e-6) / virtual_gpu.lookup("h200").memory_bandwidth
+    assert any(f"5.00 µs on NVIDIA H200 (measured, L2 cold) · {share:.0f}% of HBM peak" in ln for ln in lines)
+    assert any("at 3.35 TB/s (H100 SXM; a static floor, not measured)" in ln for ln in lines)

@@ -140,7 +140,11 @@ def test_register_spill(checkers, tmp_path):
     assert total.severity == "warning"
     assert total.data["spill_stores"] > 0 and total.data["registers"] == 255
     assert re.search(r"\d+ B spill stores", total.message)
-    assert len(by_line) > 1  # and the lines whose SASS holds STL/LDL
+    # one finding per cause: the lines whose SASS holds STL/LDL are its related places, not findings of their own
+    assert list(by_line) == [10]
+    spill_lines = {r.line: r.message for r in total.related if r.path == total.path}
+    assert 20 in spill_lines and spill_lines[20].startswith("spill code from this line: 44 STL")
+    assert "inside a loop" in total.message and 20 in total.data["in_loop"]
     fixed = variant(tmp_path, "nospill.py", "matmul_spill.py", ("num_warps=4", "num_warps=8"))
     assert not findings(c, fixed, "SASS001")
 

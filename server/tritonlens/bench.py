@@ -293,20 +293,71 @@ def save(results: list[BenchResult], root: str, out: str | None = None) -> str:
 
 
 def load_bench(root: str) -> dict[str, dict[str, Any]]:
-    """The latest measured result per spec identity in `.tritonlens/bench.jsonl` (empty when none)."""
-    latest: dict[str, dict[str, Any]] = {}
+    """The latest measured result per spec identity in `.tritonlens/bench.jsonl` (empty when none); read again only
+    when the file changed (the editor asks on every lens)."""
+    path = bench_file(root)
     try:
-        with open(bench_file(root), encoding="utf-8") as f:
-            for line in f:
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(rec, dict) and rec.get("measured") and isinstance(rec.get("identity"), str):
-                    latest[rec["identity"]] = rec
+        st = os.stat(path)
     except OSError:
-        pass
+        return {}
+    key = (path, st.st_mtime_ns, st.st_size)
+    if _LOADED.get(path, (None,))[0] == key:
+        return _LOADED[path][1]
+    latest: dict[str, dict[str, Any]] = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("measured") and isinstance(rec.get("identity"), str) \
+                    and isinstance(rec.get("time_us"), (int, float)):
+                latest[rec["identity"]] = rec
+    _LOADED[path] = (key, latest)
     return latest
+
+
+# bench.jsonl path -> ((path, mtime, size), results): the file is the owner's record; this only spares re-reading it
+_LOADED: dict[str, tuple[Any, dict[str, dict[str, Any]]]] = {}
+
+
+def spec_cost(path: str, spec: Any, brief: bool = False) -> str:
+    """cost_text for a spec of the kernel file `path`: the bench results of its workspace, the virtual GPU of its
+    target."""
+    from .pipeline import find_workspace_root
+
+    if not getattr(spec, "capture_id", ""):
+        return ""
+    try:
+        gpu = virtual_gpu.for_target(spec.target)
+    except ValueError:
+        gpu = None
+    return cost_text(spec, load_bench(find_workspace_root(path)), gpu, brief)
+
+
+def cost_text(spec: Any, measured: dict[str, dict[str, Any]], gpu: virtual_gpu.GpuModel | None,
+              brief: bool = False) -> str:
+    """What a compiled spec costs, for the kernel lines of check and the editor's lens: the measured time when
+    `tritonlens bench` timed this captured spec (`measured` from load_bench), else the static floor of `gpu` for the
+    bytes its captured launch's tensors hold; empty when neither is known."""
+    rec = measured.get(spec.capture_id) if getattr(spec, "capture_id", "") else None
+    if rec and isinstance(rec.get("time_us"), (int, float)):
+        pct = rec.get("pct_of_peak")
+        launches = int(rec.get("launches") or spec.launches or 0)
+        return (f"{fmt_us(rec['time_us'])} on {(rec.get('gpu') or {}).get('name', 'the GPU')} (measured, L2 cold)"
+                + (f" · {pct:.0f}% of HBM peak" if isinstance(pct, (int, float)) else "")
+                + (f" · {launches:,} launch{'es' if launches != 1 else ''}" if launches else ""))
+    records = getattr(spec, "launch_records", None) or []
+    if gpu is None or not records:
+        return ""
+    nbytes = sum(tensor_bytes(a["tensor"]) for a in (records[0].get("args") or {}).values()
+                 if isinstance(a, dict) and isinstance(a.get("tensor"), dict))
+    if not nbytes:
+        return ""
+    if brief:
+        return f"≥ {fmt_us(static_floor_us(nbytes, gpu))} static floor ({gpu.short_name})"
+    return (f"≥ {fmt_us(static_floor_us(nbytes, gpu))} for {fmt_bytes(nbytes)} at "
+            f"{gpu.memory_bandwidth / 1e12:.2f} TB/s ({gpu.short_name}; a static floor, not measured)")
 
 
 def fmt_us(us: float | None) -> str:

@@ -309,6 +309,8 @@ def _print_text(report, select, quiet: bool) -> None:
             print(f"{_rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {message}{seen}")
     if quiet:
         return
+    from .bench import spec_cost
+
     for kr in report.kernels:
         for cs in kr.compiled:
             art = cs.artifacts
@@ -320,9 +322,10 @@ def _print_text(report, select, quiet: bool) -> None:
             else:
                 r = art.resources
                 spill = r.spill_stores + r.spill_loads
+                cost = spec_cost(report.path, cs.spec)
                 print(f"{head} {art.compile_time:.2f}s{' (cached)' if art.cached else ''}, "
                       f"{r.registers if r.registers is not None else '?'} regs, "
-                      f"{_bytes(spill)} spilled, {_bytes(r.shared)} shared")
+                      f"{_bytes(spill)} spilled, {_bytes(r.shared)} shared{'; ' + cost if cost else ''}")
         if not kr.compiled:
             print(f"  {_rel(report.path)}::{kr.kernel.display_name}: not compiled (no complete spec; see SRC002)")
         elif _captures_note(kr):

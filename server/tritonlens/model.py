@@ -149,6 +149,7 @@ class Spec:
     # captured: the launches recorded with this compile ({"grid": [...], "args": {name: {"value": v} | {"tensor":
     # {...}}}}, cleaned by `clean_launch`) — what LAUNCH001/LAUNCH002 read. Not part of key(): a launch is no compile.
     launch_records: list[dict[str, Any]] = field(default_factory=list)
+    capture_id: str = ""  # captured: captures.identity of the line it came from, what bench results are keyed by
 
     def key(self) -> str:
         blob = json.dumps(

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .captures import identity as capture_identity
 from .discover import SandboxError, guard, restricted_namespace, run_limited
 from .hints import OPTION_NAMES, HintValue, parse_value
 from .launches import LaunchSite
@@ -370,7 +371,8 @@ def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any
                           origins={k: "capture" for k in list(sig) + list(options)}, label=f"capture {n}",
                           missing=missing, launches=_count(cap.get("launches")),
                           autotune=cap.get("autotune") if cap.get("autotune") in ("chosen", "trial") else None,
-                          launch_records=[r for r in [clean_launch(cap.get("launch"))] if r is not None]))
+                          launch_records=[r for r in [clean_launch(cap.get("launch"))] if r is not None],
+                          capture_id=capture_identity(cap)))
     return specs, findings
 
 

@@ -1,11 +1,14 @@
 """SASS001 register spills, RES001 shared memory over the per-block limit, RES002 low occupancy: findings from the
-resource usage ptxas / the AMD backend report, anchored on the kernel's def line (spills also on their lines)."""
+resource usage ptxas / the AMD backend report, anchored on the kernel's def line (a spill once, its lines as related places)."""
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from . import rule
+from ..model import Related
 from ._common import def_span, finding, in_kernel_file, related
 
 # ---------------------------------------------------------------- per-target limits
@@ -34,8 +37,9 @@ _CUDA = {
 _HIP = {"gfx942": Limits("gfx942", 65536, 65536, 512, 32, 32, 8), "gfx90a": Limits("gfx90a", 65536, 65536, 512, 32, 32, 8),
         "gfx950": Limits("gfx950", 163840, 163840, 512, 32, 32, 8)}
 
-LOW_OCCUPANCY_WARPS = 8
-SMALL_SPILL_BYTES = 64  # a few spilled values outside the hot path: reported, at info level  # fewer resident warps per SM than this leaves each scheduler < 2 warps to switch between
+LOW_OCCUPANCY_WARPS = 8  # fewer resident warps per SM than this leaves each scheduler < 2 warps to switch between
+SMALL_SPILL_BYTES = 64  # a few spilled values: reported, at info level
+LOOP_FREE_SPILL_BYTES = 256  # spills up to this size whose code is outside every loop: info too
 
 
 def target_limits(target: str) -> Limits | None:
@@ -111,36 +115,49 @@ def register_spill(ctx):
             "merge_key": "SASS001:def"}
     top = sorted(per_line.items(), key=lambda kv: -sum(kv[1].values()))
     where = ", ".join(f"line {ln} ({c['st']} {st_name}, {c['ld']} {ld_name})" for ln, c in top[:3])
+    looped = sorted(ln for ln in per_line if _in_loop(ctx, ln))
+    data["in_loop"] = looped
     message = (f"registers spill: {res.spill_stores} B spill stores and {res.spill_loads} B spill loads at "
                f"{regs if regs is not None else '?'} registers per thread"
                + (f"; spill code on {where}" if where else "")
+               + (f"{' and' if where else ';'} {len(top) - 3} more line{'s' if len(top) > 4 else ''}"
+                  if len(top) > 3 else "")
+               + (", inside a loop" if looped else ", outside loops" if per_line else "")
                + " — fewer elements per thread (smaller BLOCK or more num_warps) or fewer live values avoid it")
-    # an access read from the cubin has no SASS line to link (ir_line 0); the hover disassembles on demand
-    rel = [related(ctx, stage, ir[0][0], f"{ir[0][1]} (line {ln})") for ln, ir in sorted(first_ir.items())
-           if ir[0][0] > 0][:8]
-    severity = "info" if spilled < SMALL_SPILL_BYTES else ""
-    data["small"] = bool(severity)
-    yield finding(ctx, def_span(ctx), "SASS001", message, severity=severity, data=data, related_info=rel)
-    for ln, c in top[:10]:
+    # One finding per cause, on the def line: every spilling line is a related place (the source line, then the
+    # first spill instruction of it in the IR when the SASS text has one; a cubin-read access has none).
+    rel = []
+    for ln, c in top:
+        rel.append(Related(path=ctx.path, line=ln, message=f"spill code from this line: {c['st']} {st_name} / "
+                                                          f"{c['ld']} {ld_name}"))
         ir_line, opcode = first_ir[ln][0]
-        span_col = _first_col(ctx, ln)
-        from ._common import Span
-
-        span = Span(ln, span_col, ln, span_col + 1)
-        msg = (f"spill code from this line: {c['st']} {st_name} / {c['ld']} {ld_name} ({res.spill_stores} B stored, "
-               f"{res.spill_loads} B loaded in the kernel at {regs} registers)")
-        d = {"registers": regs, "stores": c["st"], "loads": c["ld"], "spill_stores": res.spill_stores,
-             "spill_loads": res.spill_loads, "num_warps": warps, "merge_key": "SASS001:line"}
-        yield finding(ctx, span, "SASS001", msg, severity=severity, data=d,
-                      related_info=[related(ctx, stage, i, o) for i, o in first_ir[ln][:4] if i > 0])
+        if ir_line > 0:
+            rel.append(related(ctx, stage, ir_line, f"{opcode} (line {ln})"))
+    # What a spill costs is the traffic it makes: a few bytes outside loops run once per program and are cheap.
+    small = spilled < SMALL_SPILL_BYTES or (spilled <= LOOP_FREE_SPILL_BYTES and not looped)
+    severity = "info" if small else ""
+    data["small"] = small
+    yield finding(ctx, def_span(ctx), "SASS001", message, severity=severity, data=data, related_info=rel[:24])
 
 
-def _first_col(ctx, line: int) -> int:
+def _in_loop(ctx, line: int) -> bool:
+    """Whether `line` of the kernel's file lies inside a `for`/`while` of the kernel (or of a helper there)."""
     from ._common import source_index
 
-    lines = source_index(ctx).lines
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    return len(text) - len(text.lstrip()) + 1
+    return any(a <= line <= b for a, b in _loops(source_index(ctx).lines))
+
+
+@lru_cache(maxsize=64)
+def _loops_of(text: str) -> tuple[tuple[int, int], ...]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ()
+    return tuple((n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While)))
+
+
+def _loops(lines: list[str]) -> tuple[tuple[int, int], ...]:
+    return _loops_of("\n".join(lines))
 
 
 # ---------------------------------------------------------------- RES001

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..baseline import SaveHistory, read_baseline, since_baseline
+from ..bench import spec_cost
 
 from .hover import SHOW_IR
 from .lifecycle import RECOMPILE
@@ -34,6 +35,9 @@ def kernel_summary(kr: "KernelReport", settings) -> str:
         cvt = view_for(kr, cs, settings).conversions()
     text = (f"{cs.spec.target} · {cs.spec.options.get('num_warps', '?')} warps · {m.get('registers', '?')} regs · "
             f"{fmt_bytes(m.get('spill_bytes'))} spill · {fmt_bytes(m.get('shared'))} smem · {cvt} cvt")
+    cost = spec_cost(kr.kernel.path, cs.spec, brief=True)
+    if cost:
+        text += f" · {cost}"
     if len(kr.compiled) > 1:
         text += f" · {len(kr.compiled)} specs"
     c = kr.captures
