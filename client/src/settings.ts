@@ -33,7 +33,7 @@ export const DEFAULT_SETTINGS: Readonly<ServerSettings> = Object.freeze({
   interpreter: [],
   allCaptures: false,
   maxCapturedSpecs: 12,
-  compileMemoryMB: 4096,
+  compileMemoryMB: 8192,
   maskedLaneThreshold: 0.25,
   gridFillThreshold: 0.75,
   smCount: 0,

@@ -22,6 +22,35 @@ def _target_arg(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def _gpu_arg(value: str) -> str:
+    from .virtual_gpu import lookup
+
+    try:
+        return lookup(value).key
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _env_arg(value: str) -> tuple[str, str]:
+    name, sep, text = value.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {value!r}")
+    return name, text
+
+
+def _device_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--gpu", type=_gpu_arg, default="", metavar="NAME",
+                   help="the GPU to answer as and report for (h100, h200, b200, a100, l40s, rtx4090, rtx5090, mi300x, "
+                        "...; default: the local GPU with --target auto, else the target's default; --target auto "
+                        "then means its arch)")
+    p.add_argument("--env", type=_env_arg, action="append", default=[], metavar="NAME=VALUE",
+                   help="an environment variable for the compile workers' imports (repeatable)")
+
+
+class UsageError(ValueError):
+    """A combination of flags that cannot work (exit 2)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tritonlens", description="What the Triton compiler did to your kernels.")
     p.add_argument("--version", action="version", version=f"tritonlens {__version__}")
@@ -39,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--all-captures", action="store_true",
                    help="compile every captured spec, autotuner trials included (default: a representative set)")
     c.add_argument("--timeout", type=float, default=60.0, help="seconds per compile (default 60)")
+    _memory_flag(c)
     c.add_argument("--workers", type=int, default=None, help="compile processes (default: the cores available, up to 16, about 2 GB of memory each)")
     c.add_argument("--module-execution", choices=("definitions", "full"), default="definitions",
                    help="definitions (default): import only what the kernels need; full: run the whole module")
@@ -46,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--quiet", "-q", action="store_true", help="text format: findings only, no compile summary")
     c.add_argument("--baseline", metavar="FILE",
                    help="report what is new since this baseline (BASE001); findings it already has do not fail")
+    _device_flags(c)
 
     i = sub.add_parser("ir", help="print one layer of a kernel's compile: tritonlens ir FILE::KERNEL --stage ptx")
     i.add_argument("kernel", metavar="PATH::KERNEL")
@@ -54,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--spec", type=int, default=1, help="which spec of the kernel (1-based; see `check`)")
     i.add_argument("--line", type=int, default=None, help="only the IR lines that came from this source line")
     i.add_argument("--timeout", type=float, default=60.0)
+    _memory_flag(i)
     i.add_argument("--module-execution", choices=("definitions", "full"), default="definitions")
+    _device_flags(i)
 
     b = sub.add_parser("baseline", help="save what the compiler did now: tritonlens baseline save PATH...")
     bs = b.add_subparsers(dest="baseline_command", required=True).add_parser(
@@ -136,6 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
     except KeyboardInterrupt:
         return EXIT_ERROR
+    except UsageError as exc:
+        print(f"tritonlens {args.command}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 — the CLI reports, it does not dump tracebacks on users
         if os.environ.get("TRITONLENS_DEBUG"):
             raise
@@ -169,11 +205,19 @@ def _collect_files(paths: list[str]) -> tuple[list[str], list[str]]:
     return files, problems
 
 
+def _memory_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory-mb", type=int, default=None, metavar="MB",
+                   help="resident memory bound of each compile worker, 0 for none (default 8192); a compile past it is "
+                        "reported as tritonlens's limit (SRC007), not as an error")
+
+
 def _settings_from(args):
     from .settings import Settings
 
     s = Settings(target=args.target, extra_targets=list(getattr(args, "extra_targets", [])),
                  compile_timeout=args.timeout, module_execution=args.module_execution)
+    if getattr(args, "memory_mb", None) is not None:
+        s.compile_memory_mb = max(0, args.memory_mb)
     if getattr(args, "workers", None):
         s.max_workers = max(1, args.workers)
     else:
@@ -183,6 +227,14 @@ def _settings_from(args):
     s.all_captures = bool(getattr(args, "all_captures", False))
     if getattr(args, "storm_threshold", None):
         s.storm_threshold = args.storm_threshold
+    s.gpu = getattr(args, "gpu", "") or ""
+    s.env = dict(getattr(args, "env", None) or [])
+    if s.gpu:
+        from .virtual_gpu import validate
+
+        problem = validate(s.gpu, s.target)
+        if problem:
+            raise UsageError(f"--gpu: {problem}")
     return s
 
 
@@ -202,6 +254,8 @@ def cmd_check(args) -> int:
     reports = []
     progress = _Progress() if sys.stderr.isatty() and not args.quiet else None
     with Checker(settings, select=select, capture_file=args.captures) as checker:
+        if args.format == "text" and not args.quiet:
+            print(gpu_line(checker.targets()[0], settings.gpu))
         for report in checker.check_files(files, on_kernel=progress):
             if progress is not None:
                 progress.clear()
@@ -231,6 +285,17 @@ def cmd_check(args) -> int:
     # With a baseline, what it already had does not fail the check: only what is new (BASE001 and new findings).
     gating = [f for f in findings if f.data.get("baseline_state") != "unchanged"]
     return EXIT_FINDINGS if any(SEVERITY_RANK.get(f.severity, 3) <= 1 for f in gating) else EXIT_OK
+
+
+def gpu_line(target: str, name: str) -> str:
+    """The report's header: the GPU the imports saw and the findings' numbers are for."""
+    from .targets import local_gpu_target
+    from .virtual_gpu import resolve
+
+    gpu = resolve(target, name)
+    how = ("the local GPU" if local_gpu_target() == target and not name else
+           "virtual: the imports' device queries and the findings' limits answer as it; --gpu NAME for another")
+    return f"GPU: {gpu.label()}, {target} ({how})"
 
 
 class _Progress:
@@ -408,8 +473,10 @@ def _compile_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all-captures", action="store_true",
                    help="compile every captured spec, autotuner trials included (default: a representative set)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per compile (default 60)")
+    _memory_flag(p)
     p.add_argument("--workers", type=int, default=None, help="compile processes (default: the cores available, up to 16, about 2 GB of memory each)")
     p.add_argument("--module-execution", choices=("definitions", "full"), default="definitions")
+    _device_flags(p)
 
 
 def _baseline_root(baseline_file: str) -> str:

@@ -248,6 +248,17 @@ class CompileError:
     path: str | None = None
     end_col: int | None = None
 
+    @property
+    def ours(self) -> bool:
+        """Whether the failure is tritonlens's own (see OWN_FAILURES), not the kernel's."""
+        return self.kind in OWN_FAILURES
+
+
+# Failures of tritonlens, not of the kernel: its memory bound and time-out, a worker that crashed or was cancelled, a
+# compiler tool Triton could not find, a bug of tritonlens. The one list the CLI, the editor and the cache read: such a
+# failure is SRC007 (info: it never sets `check`'s exit code), never SRC001, and never cached.
+OWN_FAILURES = frozenset({"MemoryLimit", "Timeout", "WorkerCrash", "Cancelled", "MissingTool", "InternalError"})
+
 
 @dataclass
 class Resources:

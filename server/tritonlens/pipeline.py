@@ -6,6 +6,7 @@ that cannot be read or parsed, a kernel that does not compile, a worker that cra
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -23,6 +24,7 @@ from .report import (demote_assumed_errors, error_finding, finish_report, load_e
                      skipped_autotune_configs)
 from .settings import Settings
 from .targets import resolve_target
+from .virtual_gpu import lookup, resolve as resolve_gpu
 
 log = logging.getLogger(__name__)
 
@@ -66,26 +68,37 @@ class _Plan:
 def find_workspace_root(path: str) -> str:
     """The folder that holds `.tritonlens/` (captures, baseline), walking up from `path` — first, because capture
     paths are relative to it and a package that ships its own `pyproject.toml` inside the repository must not move
-    the root below them. Without one: the nearest folder holding `.git`, `pyproject.toml` or `setup.py`; else the
-    file's folder."""
+    the root below them. That walk stops at the repository's root (the folder holding `.git`) and below the home
+    folder, never reaching `/`: a stray `~/.tritonlens` must not take over every project under home. Without one:
+    the nearest folder holding `.git`, `pyproject.toml` or `setup.py`; else the file's folder."""
     start = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
-    cur = start
-    while True:
+    for cur in _capture_search(start):
         if os.path.isdir(os.path.join(cur, ".tritonlens")):
             return cur
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            break
-        cur = parent
     cur = start
     while True:
-        for marker in (".tritonlens", ".git", "pyproject.toml", "setup.py"):
+        for marker in (".git", "pyproject.toml", "setup.py"):
             if os.path.exists(os.path.join(cur, marker)):
                 return cur
         parent = os.path.dirname(cur)
         if parent == cur:
             return start
         cur = parent
+
+
+def _capture_search(start: str) -> Iterator[str]:
+    """The folders searched for `.tritonlens/`: `start` and its parents up to the repository root (a folder holding
+    `.git`, included), never the home folder or above it (unless `start` is home itself), never `/`."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    cur = start
+    while True:
+        real = os.path.realpath(cur)
+        if os.path.dirname(cur) == cur or (real == home and cur != start):
+            return
+        yield cur
+        if os.path.exists(os.path.join(cur, ".git")) or real == home:
+            return
+        cur = os.path.dirname(cur)
 
 
 def read_source(path: str) -> tuple[str | None, str | None]:
@@ -200,7 +213,7 @@ class Checker:
         self.close()
 
     def targets(self) -> list[str]:
-        main = resolve_target(self.settings.target)
+        main = resolve_target(self.settings.target, lookup(self.settings.gpu).target if self.settings.gpu else None)
         return [main] + [t for t in self.settings.extra_targets if t != main]
 
     # ------------------------------------------------------------------ the pipeline
@@ -248,7 +261,7 @@ class Checker:
         plan.text = text
         root = workspace_root or find_workspace_root(path)
         targets = self.targets()
-        found = discover(path, text, root, target=targets[0])
+        found = discover(path, text, root, target=targets[0], gpu=getattr(self.settings, "gpu", None))
         plan.report.findings.extend(found.errors)
         todo = [k for k in found.kernels
                 if (kernels is None or k.name in kernels) and not is_device_helper(k, found.kernels, text)]
@@ -379,19 +392,22 @@ class Checker:
     def _specs(self, kernel: KernelInfo, target: str, launches, caps) -> tuple[list[Spec], list[Finding]]:
         from .specs import build_specs
 
-        return build_specs(kernel, target, launches=launches, captures=caps)
+        return build_specs(kernel, target, launches=launches, captures=caps,
+                           gpu=getattr(self.settings, "gpu", None))
 
     def _compile(self, path: str, module_text: str, kernel: KernelInfo, spec: Spec, root: str,
                  group: str | None, source: str | None = None) -> Future | Artifacts:
         qualname = kernel.qualname or kernel.name
-        key = self.cache.key(path + "\0" + module_text + _workspace_deps_digest(kernel, path, root), qualname,
-                             spec.key())
+        # what the imports see (the virtual GPU, tritonlens.env) can change module constants, hence the kernel
+        device = {"gpu": resolve_gpu(spec.target, self.settings.gpu).key, "env": dict(self.settings.env)}
+        key = self.cache.key(path + "\0" + module_text + _workspace_deps_digest(kernel, path, root)
+                             + "\0" + json.dumps(device, sort_keys=True), qualname, spec.key())
         hit = self.cache.get(key)
         if hit is not None:
             return hit
         # The worker analyses its compile too: on every core at once, not one after another here.
         job = CompileJob(path=path, text=module_text, qualname=qualname, spec=spec.to_json(), workspace_root=root,
-                         timeout=self.settings.compile_timeout, group=group,
+                         timeout=self.settings.compile_timeout, group=group, device=device,
                          analysis={"kernel": kernel, "spec": spec, "settings": self.settings, "source": source,
                                    "select": self.select})
         fut = self.service.submit(job)

@@ -9,7 +9,9 @@ from .settings import Settings
 from .source import parse_module
 from .specs import ASSUMED
 
-_ENV_ERRORS = {"Timeout", "WorkerCrash", "InternalError", "Cancelled"}
+_OWN_PREFIX = {"Timeout": "compile timed out", "WorkerCrash": "compiler crashed", "InternalError": "internal error",
+               "Cancelled": "compile cancelled", "MemoryLimit": "memory bound reached",
+               "MissingTool": "compiler tool missing"}
 
 
 def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict[str, str] | None = None,
@@ -24,13 +26,12 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
     the truth (a hint, a capture, moduleExecution=full)."""
     err = art.error
     assert err is not None
+    if err.ours:
+        return own_failure_finding(kernel, spec, err)
     line = err.line or kernel.def_line
     col = err.col or kernel.col
     end_col = err.end_col or (col + 1 if err.col else kernel.col + 3)
-    if err.kind in _ENV_ERRORS:
-        prefix = {"Timeout": "compile timed out", "WorkerCrash": "compiler crashed",
-                  "InternalError": "internal error", "Cancelled": "compile cancelled"}[err.kind]
-    elif err.kind == "OutOfResources":
+    if err.kind == "OutOfResources":
         prefix = "out of resources"
     elif err.kind == "LoadError":
         prefix = "kernel module did not load"
@@ -55,7 +56,7 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
             break
     severity = "info" if ours else "error"
     data: dict = {"kind": err.kind, "detail": err.message}
-    if err.kind not in _ENV_ERRORS and not ours:
+    if not ours:
         assumed = _assumed_behind(kernel, spec, err, source)
         if assumed:
             severity = "info"
@@ -76,7 +77,23 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
     )
 
 
+def own_failure_finding(kernel: KernelInfo, spec: Spec, err: CompileError) -> Finding:
+    """A compile that tritonlens itself could not finish (model.OWN_FAILURES: its memory bound or time-out, a crashed
+    worker, a missing tool, its own bug): SRC007 on the def line, an info that says so and how to raise the limit —
+    never the kernel's error, never a reason for exit 1."""
+    first = err.message.strip().splitlines()[0] if err.message.strip() else err.kind
+    message = (f"{kernel.display_name} not compiled here: {_OWN_PREFIX.get(err.kind, err.kind)} — {first} "
+               f"(tritonlens's own limit or failure, not an error in the kernel) [{spec.describe()}]")
+    return Finding(path=kernel.path, line=kernel.def_line, column=kernel.col, end_line=kernel.def_line,
+                   end_column=kernel.col + 3, code="SRC007", severity="info", message=message, kernel=kernel.name,
+                   config=spec.describe(), target=spec.target, data={"kind": err.kind, "detail": err.message})
+
+
 _GPU_WORDS = re.compile(r"cuda|gpu|device|driver|nvml|hip|rocm|npu|xpu", re.I)
+# A library that learns its device from an environment variable (or its own runtime) and gives up without one.
+_ENV_WORDS = re.compile(r"no (?:\w+ )?device (?:was )?(?:detected|found)|unsupported (?:device|platform|backend)|"
+                        r"environment variable|env(?:ironment)? var|is not set|not supported on|unknown device|"
+                        r"no backend|could not (?:detect|determine) (?:the )?(?:device|backend|platform)", re.I)
 
 
 def load_error_finding(kernel: KernelInfo, err: CompileError, module_execution: str = "definitions") -> Finding:
@@ -90,10 +107,18 @@ def load_error_finding(kernel: KernelInfo, err: CompileError, module_execution: 
     if "ModuleNotFoundError" in first or "ImportError" in first:
         how = ("install it in the interpreter tritonlens runs with (the editor's `tritonlens.interpreter`), or "
                "check on the machine the code runs on")
+    elif first.startswith("DeviceUseRefused"):
+        how = ("nothing is allocated on a device or launched while tritonlens checks: make the tensor when the "
+               "kernel is launched (in the function that launches it), not when the module is imported")
+    elif _ENV_WORDS.search(first):
+        how = ("if the library reads its device from an environment variable, give the compile workers one: the "
+               "`tritonlens.env` setting (`{\"NAME\": \"value\"}`) or `tritonlens check --env NAME=value`; device "
+               "queries (Triton's driver, torch.cuda, nvidia-smi) are answered as the virtual GPU")
     elif _GPU_WORDS.search(first):
-        how = ("the module asks for a GPU when it is imported in a way tritonlens cannot answer for the target "
-               "(triton's driver queries are answered; torch.cuda and vendor probes are not): check on the GPU "
-               "machine (`tritonlens check --target auto` there), or make the probe tolerate a machine without one")
+        how = ("the module asks its device at import in a way tritonlens does not answer (Triton's driver, torch.cuda "
+               "and nvidia-smi answer as the virtual GPU; see `tritonlens doctor`): check on the GPU machine "
+               "(`tritonlens check --target auto` there), give the workers the environment it needs "
+               "(`tritonlens.env`, `--env NAME=value`), or make the probe tolerate a machine without one")
     elif module_execution == "definitions":
         how = ("only the imports and the module-level statements the kernels use were run (moduleExecution="
                "definitions), and this is one of them: give it a value that needs no runtime input (a literal or "

@@ -13,6 +13,7 @@ _CAMEL = {
     "stormThreshold": "storm_threshold", "rules": "rules", "interpreter": "interpreter",
     "allCaptures": "all_captures", "maxCapturedSpecs": "max_captured_specs",
     "maskedLaneThreshold": "masked_lane_threshold", "gridFillThreshold": "grid_fill_threshold", "smCount": "sm_count",
+    "gpu": "gpu", "env": "env",
 }
 
 
@@ -38,14 +39,20 @@ def default_workers(editor: bool = True) -> int:
     return max(1, min(n, 16))
 
 
+# The resident-memory bound of one compile worker, in MB. A worker that imports torch and transformers holds about
+# 1-1.5 GB resident, CUDA initialisation adds about 0.5 GB, and a large kernel's compile 1-2 GB: 8 GB leaves twice
+# that. It bounds resident memory, not address space (see compiler/pool.py): what an import reserves costs nothing.
+DEFAULT_MEMORY_MB = 8192
+
+
 @dataclass
 class Settings:
     target: str = "auto"
     extra_targets: list[str] = field(default_factory=list)
     compile_on: str = "save"  # save | change
     compile_timeout: float = 60.0
-    # Address space of one compile worker, in MB (0 = unbounded): a compile past it is a finding naming the limit.
-    compile_memory_mb: int = 4096
+    # Resident memory of one compile worker, in MB (0 = unbounded): a compile past it is a finding naming the limit.
+    compile_memory_mb: int = DEFAULT_MEMORY_MB
     max_workers: int = field(default_factory=default_workers)  # 0 from a client: the same default
     module_execution: str = "definitions"  # definitions | full
     storm_threshold: int = 3
@@ -63,6 +70,11 @@ class Settings:
     grid_fill_threshold: float = 0.75
     # LAUNCH002: SMs (CUs) of the GPU the launches run on; 0 = the local GPU when it is the target, else a table.
     sm_count: int = 0
+    # The GPU compiles stand for (virtual_gpu: "h100", "h200", "mi300x", ...): what imports see without a GPU, and
+    # the SM count and limits findings use. "" = the target's default, or the local GPU with target auto.
+    gpu: str = ""
+    # Environment variables for the compile workers' imports (a library that reads its device from one).
+    env: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list, compare=False)
 
     @classmethod
@@ -149,6 +161,24 @@ def _flag(v: Any) -> bool:
     return v
 
 
+def _gpu(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError("expected a GPU name like 'h100', 'h200' or 'mi300x'")
+    if not v.strip():
+        return ""
+    from .virtual_gpu import lookup
+
+    return lookup(v).key
+
+
+def _env(v: Any) -> dict[str, str]:
+    if not isinstance(v, dict) or not all(isinstance(k, str) and k and "=" not in k for k in v):
+        raise TypeError("expected an object mapping environment variable names to values")
+    if not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v.values()):
+        raise TypeError("expected string values")
+    return {k: str(x) for k, x in v.items()}
+
+
 def _rules(v: Any) -> dict[str, str]:
     if not isinstance(v, dict):
         raise TypeError("expected an object mapping rule codes to a severity or 'off'")
@@ -174,4 +204,5 @@ _VALIDATORS = {
     "module_execution": _choice("definitions", "full"), "storm_threshold": _positive(int), "rules": _rules,
     "interpreter": _interpreter, "all_captures": _flag, "max_captured_specs": _positive(int),
     "masked_lane_threshold": _fraction, "grid_fill_threshold": _fraction, "sm_count": _count,
+    "gpu": _gpu, "env": _env,
 }

@@ -52,6 +52,9 @@ register_meta("SRC005", "kernel-out-of-reach", "info",
               "a @triton.jit function defined inside another function: it cannot be compiled on its own")
 register_meta("SRC006", "module-not-importable", "warning",
               "the kernel's module (or one it imports) raised at import on this machine: its kernels were not compiled")
+register_meta("SRC007", "not-compiled-here", "info",
+              "tritonlens could not finish a compile (its memory bound or time-out, a crashed worker, a missing "
+              "compiler tool, its own bug): a limit of tritonlens, not an error in the kernel")
 register_meta("SRC004", "bad-hint", "warning", "a `# tritonlens:` hint comment has a value tritonlens cannot use")
 register_meta("BASE001", "regressed-from-baseline", "warning",
               "with --baseline: a kernel got worse than the baseline (new finding, more spills, registers or "
@@ -76,8 +79,16 @@ class CheckContext:
         return [r for r in map(clean_launch, records[:MAX_LAUNCH_RECORDS]) if r is not None]
 
     @cached_property
+    def gpu(self):
+        """The GPU the findings are for (virtual_gpu.resolve): tritonlens.gpu when it is of the spec's arch, else the
+        local GPU when the spec's target is its, else the target's default — the one the imports saw."""
+        from ..virtual_gpu import resolve
+
+        return resolve(self.spec.target, self.settings.gpu)
+
+    @cached_property
     def gpu_sms(self) -> int | None:
-        """SMs of the local GPU when the spec's target is that GPU's (the table in checks/launch.py otherwise)."""
+        """SMs of the local GPU as its driver counts them, when the spec's target is that GPU's (None otherwise)."""
         from ..targets import local_gpu_sms, local_gpu_target
 
         return local_gpu_sms() if local_gpu_target() == self.spec.target else None

@@ -1,8 +1,13 @@
 """A pool of persistent compile workers with timeouts, crash recovery and cancellation.
 
 Each worker is a spawned process that imported triton once (`worker.serve`). One thread per worker feeds it jobs from
-a shared queue. A worker that dies (SIGSEGV in LLVM, os._exit in user code) or outlives the job's timeout is killed
-and replaced; the job gets an error `Artifacts` and the next job runs on a fresh worker.
+a shared queue. A worker that dies (SIGSEGV in LLVM, os._exit in user code), outlives the job's timeout or grows past
+the memory bound is killed and replaced; the job gets an error `Artifacts` and the next job runs on a fresh worker.
+
+The memory bound is on resident memory (RSS, of the worker and the tools it runs, such as ptxas), read from /proc
+every POLL_S while a job runs — not on address space: CUDA initialisation, thread stacks and a torch import reserve
+gigabytes of address space they never use, and an address-space cap (RLIMIT_AS) failed those imports. A burst can
+overshoot the bound by what it allocates in one POLL_S. Where /proc is missing (macOS, Windows) there is no bound.
 """
 from __future__ import annotations
 
@@ -21,12 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Artifacts, CompileError
+from ..settings import DEFAULT_MEMORY_MB
 
 # The folder holding the `tritonlens` package: the worker imports it from there whatever sys.path the parent has.
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _START_TIMEOUT = 120.0  # importing triton on a loaded 2-core machine can take a while
-DEFAULT_MEMORY_MB = 4096  # address space per worker: triton imported is ~0.2 GB, a big kernel's compile 1-2 GB
+POLL_S = 0.05  # how often a running job's worker is checked: result ready, alive, resident memory
 
 URGENT, NORMAL = 0, 1  # queue priorities: lower runs first
 _submitting = threading.local()
@@ -63,10 +69,12 @@ class CompileJob:
     # what the worker needs to analyse the compile it made (checks.analyse's arguments but the artifacts); None:
     # the caller analyses
     analysis: dict[str, Any] | None = None
+    # the device the imports see without a GPU: {"gpu": a virtual_gpu name, "env": the imports' environment}
+    device: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
         wire = {"path": self.path, "text": self.text, "qualname": self.qualname, "spec": self.spec,
-                "workspace_root": self.workspace_root}
+                "workspace_root": self.workspace_root, "device": self.device}
         if self.analysis is not None:
             wire["analysis"] = self.analysis
         return wire
@@ -102,11 +110,9 @@ class _Worker:
     spawn re-imports the parent's `__main__` in the child, which runs a user's unguarded script again and fails
     outright from a REPL or stdin. Its stdout goes to our stderr: in `tritonlens serve`, stdout is the LSP channel."""
 
-    def __init__(self, memory_mb: int = 0) -> None:
+    def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
         self.conn: _Channel | None = None
-        self.memory_mb = memory_mb
-        self.peak = 0  # the largest address space seen while a job ran (bytes; Linux)
 
     def start(self) -> None:
         job_r, job_w = os.pipe()
@@ -115,7 +121,7 @@ class _Worker:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w), str(self.memory_mb)],
+                [sys.executable, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w)],
                 pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=2, env=env,
                 close_fds=True)
         finally:
@@ -154,18 +160,6 @@ class _Worker:
             self.conn.close()
         self.proc = self.conn = None
 
-    def sample_memory(self) -> None:
-        try:
-            with open(f"/proc/{self.pid}/statm") as f:
-                self.peak = max(self.peak, int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE"))
-        except (OSError, ValueError, IndexError, AttributeError):
-            pass
-
-    def near_memory_limit(self) -> bool:
-        """Whether a death may be the memory bound's: an allocation in LLVM fails with an abort, not an exception, and
-        the last sample (every 0.2 s) saw most of the bound in use."""
-        return self.memory_mb > 0 and self.peak >= 0.6 * (self.memory_mb << 20)
-
     def describe_death(self) -> str:
         code = self.proc.wait(5) if self.proc else None
         if code is not None and code < 0:
@@ -182,7 +176,7 @@ class CompileService:
 
     def __init__(self, max_workers: int = 2, memory_mb: int = DEFAULT_MEMORY_MB) -> None:
         self.max_workers = max(1, int(max_workers))
-        self.memory_mb = int(memory_mb)  # per worker; 0 = unbounded
+        self.memory_mb = int(memory_mb)  # resident memory per worker, in MB; 0 = unbounded
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -267,7 +261,7 @@ class CompileService:
                 t.start()
 
     def _loop(self) -> None:
-        w = _Worker(self.memory_mb)
+        w = _Worker()
         try:
             while True:
                 _, _, job, fut = self._queue.get()
@@ -290,7 +284,7 @@ class CompileService:
             self._running[job.id] = (job, w)
             self._started[job.id] = start
         conn = w.conn
-        w.peak = 0
+        bound = self.memory_mb << 20
         try:
             conn.send(job.to_wire())
             deadline = start + job.timeout
@@ -299,32 +293,27 @@ class CompileService:
                 if left <= 0:
                     w.kill()
                     self.restarts += 1
-                    return _failed(job, "Timeout", f"compile did not finish in {job.timeout:g} s; the worker was "
-                                                   "stopped (raise tritonlens.compileTimeout if the kernel is big)")
+                    return _failed(job, "Timeout", f"the compile did not finish in {job.timeout:g} s, tritonlens's "
+                                                   "time-out; the worker was stopped (raise tritonlens.compileTimeout "
+                                                   "or `check --timeout` if the kernel is big)")
                 try:
-                    if conn.poll(min(left, 0.2)):
+                    if conn.poll(min(left, POLL_S)):
                         result = conn.recv()
-                        if getattr(result.error, "kind", None) == "MemoryLimit":
-                            w.kill()  # a heap that hit the bound: start afresh
-                            self.restarts += 1
                         if job.id in self._cancelled:
                             return _failed(job, "Cancelled", "compile cancelled by a newer request")
                         return result
                 except (EOFError, OSError):
                     pass
-                w.sample_memory()
+                if bound and w.alive and (used := resident_bytes(w.pid)) > bound:
+                    w.kill()
+                    self.restarts += 1
+                    return _failed(job, "MemoryLimit", memory_limit_message(self.memory_mb, used))
                 if not w.alive:
                     if job.id in self._cancelled:
                         return _failed(job, "Cancelled", "compile cancelled by a newer request")
                     why = w.describe_death()
-                    near_limit = w.near_memory_limit()
                     w.kill()
                     self.restarts += 1
-                    if near_limit:
-                        from .worker import memory_limit_message
-
-                        return _failed(job, "MemoryLimit", memory_limit_message(job.qualname, self.memory_mb)
-                                       + f" — the compiler process died ({why}) at {w.peak >> 20} MB")
                     return _failed(job, "WorkerCrash",
                                    f"the compiler process crashed ({why}) while compiling {job.qualname}; "
                                    "the worker was restarted")
@@ -333,6 +322,33 @@ class CompileService:
                 self._running.pop(job.id, None)
                 self._started.pop(job.id, None)
                 self._cancelled.discard(job.id)
+
+
+def memory_limit_message(memory_mb: int, used: int) -> str:
+    return (f"the compile worker's resident memory reached {used >> 20} MB, past tritonlens's bound of {memory_mb} MB "
+            "per worker; the worker was stopped and replaced (raise tritonlens.compileMemoryMB or `check "
+            "--memory-mb`, or shrink the BLOCK sizes)")
+
+
+def resident_bytes(pid: int | None) -> int:
+    """Resident memory of process `pid` and its descendants (the tools it runs: ptxas), in bytes; 0 where /proc
+    cannot say (not Linux, or the process is gone)."""
+    total, todo, seen = 0, [pid], set()
+    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+    while todo:
+        p = todo.pop()
+        if p is None or p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f"/proc/{p}/statm", "rb") as f:
+                total += int(f.read().split()[1]) * page
+            # children started by the main thread, where jobs run (another thread's would be in its own task)
+            with open(f"/proc/{p}/task/{p}/children", "rb") as f:
+                todo.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def _failed(job: CompileJob, kind: str, message: str) -> Artifacts:

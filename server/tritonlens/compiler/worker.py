@@ -48,38 +48,69 @@ def _package_of(path: str) -> tuple[str | None, str]:
     return (".".join(parts) or None), root
 
 
-def answer_device_queries(target: Target | None) -> bool:
-    """On a machine without a GPU, `triton.runtime.driver.active` raises "0 active drivers", so a module that asks it
-    at import (`DEVICE = driver.active.get_active_torch_device()`, `driver.active.get_current_target().arch >= 90`)
-    does not load — and the failure is this machine's, not the code's. Such queries are answered for the target
-    being compiled (device 0, a CPU torch device), as `capture --no-gpu` answers them; what only hardware knows still
-    raises. A real GPU's driver is left alone. True when the answers changed (another target than the last job's):
-    modules imported under the old answers are then stale."""
+def answer_device_queries(target: Target | None, device: dict[str, Any] | None = None) -> bool:
+    """On a machine without a GPU a module that asks its device at import — Triton's driver for the backend, torch
+    for the name, capability, SM count and shared memory, nvidia-smi in a subprocess — would not load, or would
+    load as a half-answered world (Triton says cuda, torch says no CUDA) worse than none. Every door answers as one
+    virtual GPU instead (device_answers): `device["gpu"]` (tritonlens.gpu) when it is of the target's arch, else the
+    target's default; `device["env"]` (tritonlens.env) is the imports' environment. Nothing may be put on a device:
+    a module that allocates there at import fails with DeviceUseRefused. A real GPU's answers are left alone.
+    True when the answers or the environment changed since the last job: modules imported before are stale."""
     if target is None:
         return False
-    from triton.runtime import driver
+    from .. import device_answers
+    from ..virtual_gpu import resolve
 
-    from ..capture_nogpu import NoGpuDriver, gpu_target
+    device = device or {}
+    changed = _apply_env(device.get("env") or {})
+    if device_answers.current() is None:
+        from triton.runtime import driver
 
-    current = driver._active if isinstance(getattr(driver, "_active", None), NoGpuDriver) else None
-    if current is None:
         from ..targets import local_gpu_target
 
         # Not `driver.active` itself: probing the AMD backend imports torch (seconds, in every worker).
         if local_gpu_target() is not None or getattr(driver, "_active", None) is not None:
-            return False  # a GPU is there: its own answers are the true ones
-    wanted = gpu_target(str(target))
-    if current is not None and current.target == wanted:
+            return changed  # a GPU is there: its own answers are the true ones
+    gpu = resolve(str(target), device.get("gpu"), local=False)
+    wanted = (gpu.key, str(target))
+    if _answering and _answering[0] == wanted:
+        return changed
+    device_answers.install(gpu, tensors="refuse", target=str(target))
+    retargeted = bool(_answering)
+    _answering[:] = [wanted]
+    return retargeted or changed
+
+
+_answering: list[tuple[str, str]] = []  # (GPU key, target) the device answers are for
+_env_saved: dict[str, str | None] = {}  # variables tritonlens.env set: their values before
+
+
+def _apply_env(env: dict[str, str]) -> bool:
+    """Make the imports' environment `env` on top of the worker's own (what an earlier job set is undone). True
+    when it changed."""
+    now = {k: os.environ.get(k) for k in _env_saved}
+    if all(now.get(k) == v for k, v in env.items()) and set(env) == set(_env_saved):
         return False
-    driver.set_active(NoGpuDriver(wanted))
-    return current is not None
+    for key, before in _env_saved.items():
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
+    _env_saved.clear()
+    for key, value in env.items():
+        _env_saved[key] = os.environ.get(key)
+        os.environ[key] = str(value)
+    return True
 
 
-def load_module(path: str, text: str, workspace_root: str | None, target: Target | None = None) -> types.ModuleType:
+def load_module(path: str, text: str, workspace_root: str | None, target: Target | None = None,
+                device: dict[str, Any] | None = None) -> types.ModuleType:
     """Execute `text` (a slice or the whole file) as a module whose code says it lives at `path`. Device queries at
-    import are answered for `target` when no GPU is there (answer_device_queries); the module is kept per target."""
-    retargeted = answer_device_queries(target)
-    key = hashlib.sha256((path + "\0" + text + "\0" + str(target or "")).encode()).hexdigest()[:20]
+    import are answered for `target` as the virtual GPU when no GPU is there (answer_device_queries); the module is
+    kept per target, GPU and environment."""
+    retargeted = answer_device_queries(target, device)
+    answers = repr(sorted((device or {}).get("env", {}).items())) + str((device or {}).get("gpu"))
+    key = hashlib.sha256((path + "\0" + text + "\0" + str(target or "") + "\0" + answers).encode()).hexdigest()[:20]
     if workspace_root and (_evict_changed_workspace_modules(workspace_root, everything=retargeted)):
         _modules.clear()  # they may hold the old helper functions
     if key in _modules:
@@ -156,7 +187,7 @@ def _evict_changed_workspace_modules(root: str, everything: bool = False) -> boo
             continue
         file = getattr(mod, "__file__", None)
         if not file or not os.path.abspath(file).startswith(root) or name.startswith("__tritonlens_user__") \
-                or "site-packages" in file:
+                or "site-packages" in file or name.partition(".")[0] == "tritonlens":  # not ourselves, in a checkout
             outside[name] = mod
             continue
         try:
@@ -295,6 +326,9 @@ def parse_ptxas_log(text: str, res: Resources) -> None:
         res.stack = int(m.group(1))
 
 
+_MISSING_TOOL = re.compile(r"Cannot find (\S+)$")
+
+
 def _error_from_exception(exc: BaseException, jit_fn, path: str) -> CompileError:
     from triton.compiler.errors import CompilationError
 
@@ -312,6 +346,11 @@ def _error_from_exception(exc: BaseException, jit_fn, path: str) -> CompileError
             end_col = node.end_col_offset + indent + 1
         return CompileError(kind, msg.strip() or kind, line, col, path, end_col)
     msg = str(exc).strip() or kind
+    if tool := _MISSING_TOOL.match(msg):
+        # Triton looks for ptxas (and other tools) beside its wheel, then on PATH: the installation's failure.
+        return CompileError("MissingTool", f"Triton could not find its `{tool.group(1)}` ({msg}); `tritonlens doctor` "
+                                           "says which compiler tools this Triton installation lacks",
+                            _def_line(jit_fn), None, path)
     if kind == "PTXASError" and "non-ASCII" in msg and not os.path.basename(path).isascii():
         # LLVM writes the file's base name, unescaped, into the PTX's `.loc` comments, and ptxas rejects any
         # non-ASCII byte: no kernel of such a file compiles with Triton, on a GPU either.
@@ -390,7 +429,7 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     start = time.perf_counter()
     path = job["path"]
     try:
-        module = load_module(path, job["text"], job.get("workspace_root"), target)
+        module = load_module(path, job["text"], job.get("workspace_root"), target, job.get("device"))
         jit_fn = find_jit_function(module, job["qualname"])
     except BaseException as exc:  # noqa: BLE001 — user code: anything can happen at import
         line, msg = _user_frame(exc, path)
@@ -521,40 +560,10 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="tritonlens-parent-watch").start()
 
 
-def limit_memory(memory_mb: int) -> None:
-    """Bound this process's address space (Linux, macOS): past it an allocation fails — a MemoryError in Python, an
-    abort in LLVM — instead of the machine swapping. 0 = no bound."""
-    if memory_mb <= 0:
-        return
-    try:
-        import resource
-
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        soft = memory_mb << 20
-        resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
-    except (ImportError, ValueError, OSError):
-        pass  # Windows, or a hard limit lower still: it holds
-
-
-def _memory_limit_error(art: Artifacts, memory_mb: int) -> None:
-    """A MemoryError while importing or compiling under the bound is the bound's doing: say so (the pool replaces the
-    worker, whose heap may be left in pieces)."""
-    err = art.error
-    if memory_mb <= 0 or err is None or not (err.kind == "MemoryError" or "MemoryError" in err.message):
-        return
-    art.error = CompileError("MemoryLimit", memory_limit_message(art.kernel, memory_mb), err.line, err.col, err.path)
-
-
-def memory_limit_message(qualname: str, memory_mb: int) -> str:
-    return (f"compiling {qualname} needed more than the {memory_mb} MB memory limit of a compile worker; the worker "
-            "was replaced (raise tritonlens.compileMemoryMB, or shrink the BLOCK sizes)")
-
-
-def serve(conn, out=None, memory_mb: int = 0) -> None:
+def serve(conn, out=None) -> None:
     """Worker loop: receive a job dict on `conn`, send back Artifacts on `out` (default `conn`). Ends on None or a
-    closed pipe."""
+    closed pipe. Memory is bounded from outside, by the pool (pool.resident_bytes)."""
     out = out or conn
-    limit_memory(memory_mb)
     os.environ.update(_ENV)
     _exit_with_parent()
     import triton  # noqa: F401 — import once, before the first job
@@ -572,18 +581,16 @@ def serve(conn, out=None, memory_mb: int = 0) -> None:
         except BaseException as exc:  # noqa: BLE001
             result = Artifacts(kernel=job.get("qualname", "?"), spec_key="", target="",
                                error=CompileError("InternalError", f"{type(exc).__name__}: {exc}"))
-        _memory_limit_error(result, memory_mb)
         if job.get("analysis") and result.error is None:
             result.analysis = analyse_compile(result, job["analysis"])
         out.send(result)
 
 
 def main(argv: list[str]) -> None:
-    """`python -m tritonlens.compiler.worker JOB_FD RESULT_FD [MEMORY_MB]`: the pool's worker process."""
+    """`python -m tritonlens.compiler.worker JOB_FD RESULT_FD`: the pool's worker process."""
     from multiprocessing.connection import Connection
 
-    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False),
-          int(argv[2]) if len(argv) > 2 else 0)
+    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False))
 
 
 if __name__ == "__main__":

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 0.5
-# Compiles that failed for reasons of the machine, not of the kernel: never remembered as "done".
-_TRANSIENT = {"Timeout", "WorkerCrash", "InternalError", "Cancelled", "MemoryLimit"}
 
 
 class CompileScheduler:
@@ -241,7 +239,7 @@ class CompileScheduler:
 
 
 def _transient(kr: KernelReport) -> bool:
-    return any(cs.artifacts is None or (cs.artifacts.error is not None and cs.artifacts.error.kind in _TRANSIENT)
+    return any(cs.artifacts is None or (cs.artifacts.error is not None and cs.artifacts.error.ours)
                for cs in kr.compiled)
 
 
