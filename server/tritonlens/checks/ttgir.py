@@ -86,7 +86,10 @@ def convert_layout_storm(ctx):
         noun = "layout conversion" if count == 1 else "layout conversions"
         message = (f"{count} {noun} ({conv_text}; {kind_text}) {where}, {path_text}; the kernel has {total} "
                    f"(threshold {threshold})")
-        severity = "info" if count == 1 and (not in_loop or outer) else "warning"
+        # Severity from cost: a shared-memory round trip (stores, a barrier, loads) in the loop that does the work, or
+        # several of them on one line, is the cost a storm means; a permutation in registers (warp shuffles, or none)
+        # and a single round trip outside the work loop are cheap and informative.
+        severity = "warning" if shared and (count > 1 or (in_loop and not outer)) else "info"
         op0 = ops[0]
         span, _ = anchor(ctx, line, op0.loc.col)
         rel = []
