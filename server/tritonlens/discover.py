@@ -2,21 +2,22 @@
 
 Names are resolved through the file's imports (and through re-exporting modules of the workspace, read as text),
 so `@jit` is a Triton kernel only when `jit` really is `triton.jit`; `cute.jit`, `numba.jit`, `torch.jit` are not.
-Autotune configs built by code are evaluated in a restricted namespace (see `sandbox`), never by importing.
+Autotune configs built by code are evaluated in a sealed process of their own (config_eval), never by importing.
 """
 from __future__ import annotations
 
 import ast
 import hashlib
 import os
+import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-import sys
-from types import SimpleNamespace
-
+from . import config_eval
+from .config_eval import ConfigEvaluator, ModuleCode, Program
 from .hints import hint_lines_above
-from .model import Finding, KernelInfo, Param, Target
+from .model import Finding, KernelInfo, Param
 from .source import SourceText, is_main_guard, parse_module
 
 MAX_IMPORT_DEPTH = 2
@@ -138,7 +139,8 @@ class ModuleScope:
                 base = os.path.dirname(base)
             bases.append(base)
         else:
-            if not parts or parts[0] in ("triton", "torch", "numpy", "cutlass", "numba", "jax"):
+            if not parts or parts[0] in ("triton", "torch", "numpy", "cutlass", "numba", "jax") or \
+                    parts[0] in sys.stdlib_module_names:  # `import functools` is never the workspace's
                 return None
             bases.append(here)
             if self.workspace_root:
@@ -221,12 +223,24 @@ class ModuleScope:
 
 
 # ---------------------------------------------------------------- discovery
-def discover(path: str, text: str, workspace_root: str | None = None, target: str = "cuda:90") -> DiscoverResult:
+@dataclass(frozen=True)
+class _Evaluation:
+    """How autotune configs built by code are evaluated: the device they see, and the evaluator that runs them."""
+
+    target: str
+    gpu: str | None = None
+    evaluator: ConfigEvaluator | None = None
+
+
+def discover(path: str, text: str, workspace_root: str | None = None, target: str = "cuda:90",
+             gpu: str | None = None, evaluator: ConfigEvaluator | None = None) -> DiscoverResult:
     """Kernels of one file. A syntax error gives one SRC001 finding and no kernels; nothing raises.
 
-    `target` is what device queries in config-building code answer while autotune configs are evaluated.
+    `target` (and `gpu`, a GPU of its arch: virtual_gpu) is what device queries in config-building code answer
+    while autotune configs are evaluated, by `evaluator` (config_eval.shared() when None).
     """
     result = DiscoverResult()
+    evaluation = _Evaluation(target, gpu, evaluator)
     try:
         tree = parse_module(text)
     except SyntaxError as exc:
@@ -250,9 +264,9 @@ def discover(path: str, text: str, workspace_root: str | None = None, target: st
         # def h ...`), which is also what the compile of that branch's kernel sees.
         scope.defs = defs
         try:
-            if _rewrap(scope, stmt, result.kernels, target):
+            if _rewrap(scope, stmt, result.kernels, evaluation):
                 continue
-            found = _kernels_of_stmt(scope, stmt, lines, target)
+            found = _kernels_of_stmt(scope, stmt, lines, evaluation)
             for k in found:
                 k.branch = " > ".join(branch) or None
             result.kernels.extend(found)
@@ -346,25 +360,26 @@ def helpers_of(kernel: KernelInfo) -> list[str]:
     return list(kernel.helpers)
 
 
-def _kernels_of_stmt(scope: ModuleScope, stmt: ast.stmt, lines: list[str], target: str) -> list[KernelInfo]:
+def _kernels_of_stmt(scope: ModuleScope, stmt: ast.stmt, lines: list[str],
+                     evaluation: _Evaluation) -> list[KernelInfo]:
     if isinstance(stmt, ast.FunctionDef):
-        k = _from_def(scope, stmt, lines, target)
+        k = _from_def(scope, stmt, lines, evaluation)
         return [k] if k else []
     if isinstance(stmt, ast.ClassDef):
         found = []
         for s in stmt.body:
             if isinstance(s, ast.FunctionDef):
-                k = _from_def(scope, s, lines, target, class_name=stmt.name)
+                k = _from_def(scope, s, lines, evaluation, class_name=stmt.name)
                 if k:
                     found.append(k)
         return found
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        k = _from_call(scope, stmt, lines, target)
+        k = _from_call(scope, stmt, lines, evaluation)
         return [k] if k else []
     return []
 
 
-def _rewrap(scope: ModuleScope, stmt: ast.stmt, found: list[KernelInfo], target: str) -> bool:
+def _rewrap(scope: ModuleScope, stmt: ast.stmt, found: list[KernelInfo], evaluation: _Evaluation) -> bool:
     """`k = triton.heuristics({...})(k)` / `k = triton.autotune(...)(k)` on a kernel bound earlier in the file: the
     wrappers belong to that kernel (the module's `k` is the wrapped one from here on)."""
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
@@ -384,7 +399,7 @@ def _rewrap(scope: ModuleScope, stmt: ast.stmt, found: list[KernelInfo], target:
         return False
     if k.name != stmt.targets[0].id:
         return False  # a second, differently named kernel object; its specs would need their own entry
-    _apply_wrappers(scope, k, wrappers, target)
+    _apply_wrappers(scope, k, wrappers, evaluation)
     fn = scope.defs.get(k.func_name)
     if isinstance(fn, ast.FunctionDef):
         k.source_hash = _hash(scope, fn, k)
@@ -399,7 +414,7 @@ def _kind(scope: ModuleScope, deco: ast.expr) -> str | None:
     return None
 
 
-def _from_def(scope: ModuleScope, fn: ast.FunctionDef, lines: list[str], target: str,
+def _from_def(scope: ModuleScope, fn: ast.FunctionDef, lines: list[str], evaluation: _Evaluation,
               class_name: str | None = None) -> KernelInfo | None:
     kinds = [_kind(scope, d) for d in fn.decorator_list]
     if JIT not in kinds:
@@ -408,10 +423,11 @@ def _from_def(scope: ModuleScope, fn: ast.FunctionDef, lines: list[str], target:
     wrappers = [(k, d) for k, d in zip(kinds, fn.decorator_list) if k in (AUTOTUNE, HEURISTICS)]
     first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
     qual = f"{class_name}.{fn.name}" if class_name else fn.name
-    return _build(scope, fn, fn.name, qual, class_name, jit_deco, wrappers, first, lines, target)
+    return _build(scope, fn, fn.name, qual, class_name, jit_deco, wrappers, first, lines, evaluation)
 
 
-def _from_call(scope: ModuleScope, stmt: ast.Assign, lines: list[str], target: str) -> KernelInfo | None:
+def _from_call(scope: ModuleScope, stmt: ast.Assign, lines: list[str],
+               evaluation: _Evaluation) -> KernelInfo | None:
     """`k = triton.jit(f)`, `k = triton.autotune(...)(triton.jit(f))`, `k = triton.heuristics({...})(triton.jit(f))`."""
     wrappers: list[tuple[str, ast.expr]] = []
     node: ast.expr = stmt.value
@@ -439,7 +455,7 @@ def _from_call(scope: ModuleScope, stmt: ast.Assign, lines: list[str], target: s
         return None
     name = stmt.targets[0].id  # type: ignore[attr-defined]
     first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
-    k = _build(scope, fn, name, name, None, jit_deco, wrappers, first, lines, target)
+    k = _build(scope, fn, name, name, None, jit_deco, wrappers, first, lines, evaluation)
     if not k.hints:
         k.hints = hint_lines_above(lines, stmt.lineno, [p.name for p in k.params], k.constexpr_names)
         k.source_hash = _hash(scope, fn, k)
@@ -448,7 +464,7 @@ def _from_call(scope: ModuleScope, stmt: ast.Assign, lines: list[str], target: s
 
 def _build(scope: ModuleScope, fn: ast.FunctionDef, name: str, qualname: str, class_name: str | None,
            jit_deco: ast.expr, wrappers: list[tuple[str, ast.expr]], first_line: int, lines: list[str],
-           target: str) -> KernelInfo:
+           evaluation: _Evaluation) -> KernelInfo:
     params = _params(scope, fn)
     k = KernelInfo(name=name, func_name=fn.name, path=scope.path, def_line=fn.lineno, decorator_line=first_line,
                    end_line=fn.end_lineno or fn.lineno, col=fn.col_offset + 1, params=params,
@@ -461,7 +477,7 @@ def _build(scope: ModuleScope, fn: ast.FunctionDef, name: str, qualname: str, cl
                     k.do_not_specialize = names
                 else:
                     k.do_not_specialize_on_alignment = names
-    _apply_wrappers(scope, k, wrappers, target)
+    _apply_wrappers(scope, k, wrappers, evaluation)
     k.returns_value = _returns_value(fn)
     k.hints = hint_lines_above(lines, first_line, [p.name for p in params], k.constexpr_names)
     k.helpers = _helpers(scope, fn)
@@ -469,7 +485,8 @@ def _build(scope: ModuleScope, fn: ast.FunctionDef, name: str, qualname: str, cl
     return k
 
 
-def _apply_wrappers(scope: ModuleScope, k: KernelInfo, wrappers: list[tuple[str, ast.expr]], target: str) -> None:
+def _apply_wrappers(scope: ModuleScope, k: KernelInfo, wrappers: list[tuple[str, ast.expr]],
+                    evaluation: _Evaluation) -> None:
     """Record what `@triton.autotune(...)` / `@triton.heuristics(...)` (as decorators or calls) add to a kernel."""
     for kind, deco in wrappers:
         if not isinstance(deco, ast.Call):
@@ -483,7 +500,8 @@ def _apply_wrappers(scope: ModuleScope, k: KernelInfo, wrappers: list[tuple[str,
                 except (ValueError, SyntaxError, TypeError):
                     pass
             if configs is not None:
-                k.autotune_configs, k.autotune_error = evaluate_configs(scope, configs, target)
+                k.autotune_configs, k.autotune_error = evaluate_configs(scope, configs, evaluation.target,
+                                                                        evaluation.gpu, evaluation.evaluator)
         elif kind == HEURISTICS:
             values = _arg(deco, "values", 0)
             if isinstance(values, ast.Dict):
@@ -816,205 +834,145 @@ def _hash(scope: ModuleScope, fn: ast.FunctionDef, k: KernelInfo) -> str:
 
 
 # ---------------------------------------------------------------- autotune configs
-def evaluate_configs(scope: ModuleScope, expr: ast.expr, target: str) -> tuple[list[dict[str, Any]] | None, str | None]:
-    """Evaluate an autotune `configs=` expression with `triton.Config` recording and device queries stubbed.
+def evaluate_configs(scope: ModuleScope, expr: ast.expr, target: str, gpu: str | None = None,
+                     evaluator: ConfigEvaluator | None = None) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """Evaluate an autotune `configs=` expression in the evaluator process (config_eval), with `triton.Config`
+    recording and device queries answered as the virtual GPU of `target` (`gpu` names another).
 
-    Only the module-level defs and assignments the expression needs are run, in a namespace with no real
-    imports. Returns (configs, None) or (None, reason).
-    """
+    Only the module statements the expression depends on are sent (`config_program`). Returns (configs, None) or
+    (None, reason)."""
     try:
         ast.literal_eval(expr)
         return None, "configs= is a literal that holds no triton.Config"
     except (ValueError, SyntaxError, TypeError):
         pass
-    needed = _closure(scope, expr)
-    stmts = [s for s in scope.tree.body if id(s) in needed]
-    try:
-        ns = restricted_namespace(target, {n: scope.resolve_name(n) for n in scope.imports})
-        for s in stmts + [expr]:
-            guard(s)
-        for s in stmts:
-            try:
-                run_limited(compile(ast.Module([s], []), scope.path, "exec"), ns)
-            except SandboxError:
-                raise
-            except Exception:  # noqa: BLE001 — an unneeded assignment may fail; a needed one shows below
+    configs, error = (evaluator or config_eval.shared()).configs(config_program(scope, expr), target, gpu)
+    missing = re.match(r"NameError: name '(\w+)' is not defined", error or "")
+    if missing and missing.group(1) in scope.imports:
+        name = missing.group(1)
+        return None, (f"configs= calls into `{name}` (imported from {scope.resolve_name(name)}), which tritonlens "
+                      "does not run")
+    return configs, error
+
+
+def config_program(scope: ModuleScope, expr: ast.expr) -> Program:
+    """What evaluating `expr` needs: the module statements it depends on, transitively — functions, assignments,
+    the `if`/`try` blocks around them and their conditions (`BLOCKS = [32, 64] if check_shared_mem() else [16]`,
+    `if IS_HOPPER: CONFIGS = ...`), statements that fill a list it reads (`CONFIGS.append(...)`) — in this file and
+    in the workspace modules whose names it imports (to MAX_IMPORT_DEPTH)."""
+    modules: dict[str, ModuleCode] = {}
+    asked: dict[str, set[str]] = {}  # file -> the names of it already followed
+
+    def add(sc: ModuleScope, start: list[ast.AST]) -> None:
+        keep, names, attrs = _dependencies(sc, start)
+        code = modules.setdefault(sc.path, ModuleCode(sc.path, sc.text))
+        code.keep = sorted(set(code.keep) | keep)
+        for local in sorted(names & set(sc.imports)):
+            target = sc.imports[local]
+            if not target.startswith("ws:"):
+                dotted = sc.resolve_name(local)
+                if dotted and not dotted.startswith(("ws:", "relative:")):
+                    code.imports[local] = dotted
                 continue
-        value = run_limited(compile(ast.Expression(expr), scope.path, "eval"), ns)
-        configs = list(value)
-    except SandboxError as exc:
-        return None, str(exc)
-    except NameError as exc:
-        name = getattr(exc, "name", None)
-        if name in scope.imports:
-            return None, (f"configs= calls into `{name}` (imported from {scope.resolve_name(name)}), which tritonlens "
-                          "does not run")
-        return None, f"NameError: {exc}"
-    except Exception as exc:  # noqa: BLE001
-        return None, f"{type(exc).__name__}: {exc}"
-    if not all(isinstance(c, dict) and "kwargs" in c for c in configs):
-        return None, "configs= did not evaluate to a list of triton.Config"
-    return configs, None
+            file, _, attr = target[3:].partition(":")
+            other = sc._scope_of(file)
+            if other is None:
+                continue
+            code.imports[local] = (file, attr or None)
+            wanted = ({attr} if attr else attrs.get(local, set())) - asked.get(file, set())
+            if wanted:
+                asked.setdefault(file, set()).update(wanted)
+                add(other, [ast.Name(id=n, ctx=ast.Load()) for n in sorted(wanted)])
+
+    add(scope, [expr])
+    return Program(main=scope.path, modules=modules, expression=scope.segment(expr), line=expr.lineno)
 
 
-def _closure(scope: ModuleScope, expr: ast.AST) -> set[int]:
-    """ids of the module-level statements an expression depends on (defs and assignments, transitively)."""
-    needed: set[int] = set()
-    todo = [expr]
-    seen: set[str] = set()
+def _dependencies(scope: ModuleScope, start: list[ast.AST]) -> tuple[set[tuple[int, int]], set[str],
+                                                                     dict[str, set[str]]]:
+    """(places of the module statements `start` depends on, with the blocks around them; the names read; the
+    attributes read of each name)."""
+    bindings, mutators = _module_bindings(scope.tree)
+    keep: set[tuple[int, int]] = set()
+    names: set[str] = set()
+    attrs: dict[str, set[str]] = {}
+    todo: list[ast.AST] = list(start)
+
+    def take(stmt: ast.stmt, parents: tuple[ast.stmt, ...]) -> None:
+        if _place(stmt) in keep:
+            return
+        keep.add(_place(stmt))
+        todo.append(stmt)
+        for p in parents:
+            if _place(p) not in keep:
+                keep.add(_place(p))
+                todo.extend([p.test] if isinstance(p, ast.If) else
+                            [h.type for h in getattr(p, "handlers", []) if h.type is not None])
+
     while todo:
-        node = todo.pop()
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name) and n.id not in seen:
-                seen.add(n.id)
-                if n.id in scope.defs:
-                    d = scope.defs[n.id]
-                    needed.add(id(d))
-                    todo.append(d)
-                for s in scope.assigns.get(n.id, []):
-                    needed.add(id(s))
-                    todo.append(s)
-    return needed
+        while todo:
+            for n in ast.walk(todo.pop()):
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                    attrs.setdefault(n.value.id, set()).add(n.attr)
+                if isinstance(n, ast.Name) and n.id not in names:
+                    names.add(n.id)
+                    for stmt, parents in bindings.get(n.id, []):
+                        take(stmt, parents)
+        for stmt, parents, changed in mutators:
+            if _place(stmt) not in keep and changed & names:
+                take(stmt, parents)
+    return keep, names, attrs
 
 
-# ---------------------------------------------------------------- restricted evaluation
-class SandboxError(Exception):
-    """Code that tritonlens refuses to evaluate, or that ran too long."""
+def _place(stmt: ast.stmt) -> tuple[int, int]:
+    return stmt.lineno, stmt.col_offset
 
 
-_SAFE_BUILTINS = {n: getattr(__builtins__, n, None) if not isinstance(__builtins__, dict) else __builtins__.get(n)
-                  for n in ("abs", "all", "any", "bool", "dict", "enumerate", "filter", "float", "int", "isinstance",
-                            "len", "list", "map", "max", "min", "pow", "range", "reversed", "round", "set",
-                            "sorted", "str", "sum", "tuple", "zip", "True", "False", "None", "ValueError",
-                            "KeyError", "TypeError", "Exception", "AssertionError", "RuntimeError",
-                            "NotImplementedError", "ImportError", "AttributeError", "divmod", "hasattr", "getattr",
-                            "frozenset")}
-_SAFE_BUILTINS["print"] = lambda *a, **k: None
+def _module_bindings(tree: ast.Module):
+    """Module-level statements, inside top-level `if`/`try` blocks too (never under `if __name__ == "__main__":`):
+    {name: [(statement binding it, the blocks around it)]}, and [(statement, blocks, names it may change in place)]
+    for those that change a module value without binding it (`CONFIGS.append(...)`, `TABLE[k] = v`)."""
+    bindings: dict[str, list[tuple[ast.stmt, tuple[ast.stmt, ...]]]] = {}
+    mutators: list[tuple[ast.stmt, tuple[ast.stmt, ...], set[str]]] = []
+
+    def visit(stmts: list[ast.stmt], parents: tuple[ast.stmt, ...]) -> None:
+        for s in stmts:
+            if isinstance(s, ast.If):
+                if not is_main_guard(s):
+                    visit(s.body + s.orelse, parents + (s,))
+                continue
+            if isinstance(s, ast.Try):
+                visit(s.body + [x for h in s.handlers for x in h.body] + s.orelse + s.finalbody, parents + (s,))
+                continue
+            if isinstance(s, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(s, (ast.FunctionDef, ast.ClassDef)):
+                bindings.setdefault(s.name, []).append((s, parents))
+                continue
+            bound = {n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For)) and \
+                    not (isinstance(s, ast.AnnAssign) and s.value is None):
+                for name in bound:
+                    bindings.setdefault(name, []).append((s, parents))
+            changed = _changed_in_place(s)
+            if changed and isinstance(s, (ast.Expr, ast.For, ast.While, ast.Assign, ast.AugAssign)):
+                mutators.append((s, parents, changed))
+
+    visit(tree.body, ())
+    return bindings, mutators
 
 
-def guard(node: ast.AST) -> None:
-    """Refuse code that reaches for interpreter internals (dunder attributes) — the usual sandbox escapes."""
-    for n in ast.walk(node):
-        if isinstance(n, ast.Attribute) and n.attr.startswith("_"):
-            raise SandboxError(f"not evaluated: uses `.{n.attr}`")
-        if isinstance(n, ast.Name) and n.id.startswith("__"):
-            raise SandboxError(f"not evaluated: uses `{n.id}`")
-        if isinstance(n, (ast.Global, ast.Nonlocal, ast.AsyncFunctionDef, ast.Await, ast.With, ast.AsyncWith)):
-            raise SandboxError(f"not evaluated: `{type(n).__name__}` statement")
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr") \
-                and len(n.args) > 1 and not (isinstance(n.args[1], ast.Constant) and
-                                             not str(n.args[1].value).startswith("_")):
-            raise SandboxError("not evaluated: getattr with a computed name")
-
-
-def run_limited(code: Any, ns: dict[str, Any], max_lines: int = 200_000) -> Any:
-    """eval/exec with a line budget, so a loop in config-building code cannot hang discovery."""
-    count = 0
-    filename = code.co_filename
-
-    def tracer(frame, event, arg):  # noqa: ANN001
-        nonlocal count
-        if frame.f_code.co_filename != filename:
-            return None
-        count += 1
-        if count > max_lines:
-            raise SandboxError(f"not evaluated: ran more than {max_lines} steps")
-        return tracer
-
-    old = sys.gettrace()
-    sys.settrace(tracer)
-    try:
-        return eval(code, ns)  # noqa: S307 — restricted namespace, guarded AST, no real imports
-    finally:
-        sys.settrace(old)
-
-
-class ConfigRecord(dict):
-    """What `triton.Config(...)` records: {"kwargs": {...}, "num_warps": 4, ...} (options only when given)."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name in self:
-            return self[name]
-        if name in ("num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook"):
-            return None
-        raise AttributeError(name)
-
-
-def _config(kwargs: dict[str, Any] | None = None, num_warps: int | None = None, num_stages: int | None = None,
-            num_ctas: int | None = None, maxnreg: int | None = None, pre_hook: Any = None,
-            **options: Any) -> ConfigRecord:
-    rec = ConfigRecord(kwargs=dict(kwargs or {}))
-    for k, v in (("num_warps", num_warps), ("num_stages", num_stages), ("num_ctas", num_ctas),
-                 ("maxnreg", maxnreg), *options.items()):
-        if v is not None:
-            rec[k] = v
-    return rec
-
-
-def _stubs(target: str) -> dict[str, Any]:
-    """Stand-ins for `triton` and `torch` that answer device queries for `target`."""
-    t = Target.parse(target)
-    cap = (t.arch // 10, t.arch % 10) if t.is_cuda else (9, 4)
-    gpu_target = SimpleNamespace(backend=t.backend, arch=t.arch, warp_size=t.warp_size)
-    active = SimpleNamespace(get_current_target=lambda: gpu_target, get_current_device=lambda: 0,
-                             get_device_capability=lambda *a: cap)
-    driver = SimpleNamespace(active=active)
-
-    def next_power_of_2(n: int) -> int:
-        return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
-
-    def cdiv(a: int, b: int) -> int:
-        return -(-a // b)
-
-    def passthrough(*a: Any, **k: Any) -> Any:
-        if len(a) == 1 and callable(a[0]) and not k:
-            return a[0]
-        return lambda f: f
-
-    language = SimpleNamespace(constexpr=lambda x=None: x, float16="fp16", bfloat16="bf16", float32="fp32")
-    runtime = SimpleNamespace(driver=driver, Config=_config, autotune=passthrough, heuristics=passthrough,
-                              jit=passthrough)
-    triton = SimpleNamespace(Config=_config, cdiv=cdiv, next_power_of_2=next_power_of_2, runtime=runtime,
-                             language=language, jit=passthrough, autotune=passthrough, heuristics=passthrough,
-                             __version__="3.6.0")
-    props = SimpleNamespace(multi_processor_count=132 if t.is_cuda else 304, major=cap[0], minor=cap[1],
-                            name="NVIDIA H100" if t.is_cuda else "AMD Instinct MI300X", gcnArchName=str(t.arch))
-    cuda = SimpleNamespace(get_device_capability=lambda *a: cap, is_available=lambda: True,
-                           get_device_properties=lambda *a: props, current_device=lambda: 0,
-                           get_device_name=lambda *a: props.name, device_count=lambda: 1)
-    torch = SimpleNamespace(cuda=cuda, version=SimpleNamespace(hip="6.2" if not t.is_cuda else None,
-                                                                 cuda="12.8" if t.is_cuda else None),
-                            float16="fp16", bfloat16="bf16", float32="fp32")
-    return {"triton": triton, "torch": torch}
-
-
-def _lookup(roots: dict[str, Any], dotted: str) -> Any:
-    parts = dotted.split(".")
-    obj = roots.get(parts[0])
-    for p in parts[1:]:
-        if obj is None:
-            return None
-        obj = getattr(obj, p, None)
-    return obj
-
-
-def restricted_namespace(target: str, imports: dict[str, str | None] | None = None) -> dict[str, Any]:
-    """A namespace for guarded code: safe builtins, stubbed triton/torch, no real imports."""
-    roots = _stubs(target)
-
-    def fake_import(name: str, globals=None, locals=None, fromlist=(), level=0):  # noqa: ANN001
-        if level or name.split(".")[0] not in roots:
-            raise ImportError(f"not evaluated: imports {name}")
-        return _lookup(roots, name) if fromlist else roots[name.split(".")[0]]
-
-    builtins = dict(_SAFE_BUILTINS, __import__=fake_import)
-    ns: dict[str, Any] = {"__builtins__": builtins, "__name__": "tritonlens_sandbox"}
-    for local, dotted in (imports or {}).items():
-        if dotted and not dotted.startswith(("ws:", "relative:")):
-            obj = _lookup(roots, dotted)
-            if obj is not None:
-                ns[local] = obj
-    return ns
+def _changed_in_place(stmt: ast.stmt) -> set[str]:
+    """Names whose value a statement may change without rebinding them: `X.append(...)`, `X[k] = v`, `X.a = v`."""
+    out: set[str] = set()
+    for n in ast.walk(stmt):
+        node = n.func.value if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) else \
+            n.value if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store) else None
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+    return out
 
 
 # ---------------------------------------------------------------- autotune config spans (for quick fixes)

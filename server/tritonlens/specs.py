@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .captures import identity as capture_identity
-from .discover import SandboxError, guard, restricted_namespace, run_limited
+from . import config_eval
 from .hints import OPTION_NAMES, HintValue, parse_value
 from .launches import LaunchSite
 from .model import MAX_LAUNCH_RECORDS, Finding, KernelInfo, Param, Spec, Target, clean_launch
@@ -45,7 +45,9 @@ class _Draft:
 
 # ---------------------------------------------------------------- entry point
 def build_specs(kernel: KernelInfo, target: str, launches: list[LaunchSite] | None = None,
-                captures: list[dict[str, Any]] | None = None) -> tuple[list[Spec], list[Finding]]:
+                captures: list[dict[str, Any]] | None = None, gpu: str | None = None) -> tuple[list[Spec],
+                                                                                             list[Finding]]:
+    """The specs of `kernel` for `target`; `gpu` names the GPU (of that arch) that heuristics see."""
     findings: list[Finding] = _hint_findings(kernel)
     capture_specs, capture_findings = _capture_specs(kernel, target, captures or [])
     findings += capture_findings
@@ -81,7 +83,7 @@ def build_specs(kernel: KernelInfo, target: str, launches: list[LaunchSite] | No
     specs: list[Spec] = []
     reasons: dict[str, str] = {}
     for d in drafts:
-        for spec in _expand(kernel, d, target, reasons):
+        for spec in _expand(kernel, d, target, reasons, gpu):
             specs.append(spec)
     specs = _dedupe(specs)
     findings += _missing_findings(kernel, specs, launch_drafts, reasons)
@@ -206,20 +208,21 @@ def _fill_from_agreeing_launches(kernel: KernelInfo, d: _Draft, launches: list[_
 
 
 # ---------------------------------------------------------------- expansion
-def _expand(kernel: KernelInfo, d: _Draft, target: str, reasons: dict[str, str]) -> list[Spec]:
+def _expand(kernel: KernelInfo, d: _Draft, target: str, reasons: dict[str, str],
+            gpu: str | None = None) -> list[Spec]:
     configs = kernel.autotune_configs or []
     config_keys: set[str] = set()
     for c in configs:
         config_keys |= set(c.get("kwargs", {})) | {k for k in c if k != "kwargs"}
     set_keys = set(d.params) | set(d.options)
     if configs and not config_keys <= set_keys:
-        return [_finish(kernel, d, target, c, f"autotune config {i}/{len(configs)}", reasons)
+        return [_finish(kernel, d, target, c, f"autotune config {i}/{len(configs)}", reasons, gpu)
                 for i, c in enumerate(configs, 1)]
-    return [_finish(kernel, d, target, None, None, reasons)]
+    return [_finish(kernel, d, target, None, None, reasons, gpu)]
 
 
 def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] | None, config_label: str | None,
-            reasons: dict[str, str]) -> Spec:
+            reasons: dict[str, str], gpu: str | None = None) -> Spec:
     values: dict[str, _Value] = dict(d.params)
     options: dict[str, tuple[Any, str]] = dict(d.options)
     if config is not None:
@@ -254,7 +257,7 @@ def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] |
                                         divisibility=None if _no_align(kernel, p) else 16)
             else:
                 values[p.name] = _Value("type", ASSUMED, type="i32")
-    _apply_heuristics(kernel, values, target, reasons)
+    _apply_heuristics(kernel, values, target, reasons, gpu)
 
     signature: dict[str, str] = {}
     constants: dict[str, Any] = {}
@@ -291,40 +294,30 @@ def _no_align(kernel: KernelInfo, p: Param) -> bool:
     return p.name in kernel.do_not_specialize or p.name in kernel.do_not_specialize_on_alignment
 
 
-class _Unknown(KeyError):
-    pass
-
-
-class _Args(dict):
-    def __missing__(self, key: str) -> Any:
-        raise _Unknown(key)
-
-
-def _apply_heuristics(kernel: KernelInfo, values: dict[str, _Value], target: str, reasons: dict[str, str]) -> None:
+def _apply_heuristics(kernel: KernelInfo, values: dict[str, _Value], target: str, reasons: dict[str, str],
+                      gpu: str | None = None) -> None:
+    """Values `@triton.heuristics` lambdas compute from the values known here, evaluated in the evaluator process
+    (config_eval), never in this one."""
     if not kernel.heuristics:
         return
-    known = _Args({n: v.value for n, v in values.items() if v.known})
+    known = {n: v.value for n, v in values.items() if v.known}
     for name, source in kernel.heuristics.items():
         if name in values:
             continue  # set by a hint / capture / launch: the user's word wins
-        try:
-            tree = ast.parse(source.strip(), mode="eval")
-            guard(tree)
-            ns = restricted_namespace(target, {"triton": "triton", "tl": "triton.language", "torch": "torch"})
-            fn = run_limited(compile(tree, "<heuristic>", "eval"), ns)
-            result = fn(known)
-        except _Unknown as exc:
-            reasons[name] = (f"@triton.heuristics computes it from {exc.args[0]}, which is known only at launch")
+        answer = config_eval.shared().call(source, known, target, gpu)
+        if "unknown" in answer:
+            reasons[name] = (f"@triton.heuristics computes it from {answer['unknown']}, which is known only at "
+                             "launch")
             continue
-        except (SandboxError, Exception) as exc:  # noqa: BLE001
-            reasons[name] = f"its @triton.heuristics lambda could not be evaluated ({type(exc).__name__}: {exc})"
+        if not answer.get("ok"):
+            reasons[name] = f"its @triton.heuristics lambda could not be evaluated ({answer.get('error')})"
             continue
         p = kernel.param(name)
         if p is not None:
-            got = _value_of(kernel, p, HintValue("literal", value=result), "heuristics")
+            got = _value_of(kernel, p, HintValue("literal", value=answer["value"]), "heuristics")
             if got is not None:
                 values[name] = got
-                known[name] = result
+                known[name] = answer["value"]
 
 
 # ---------------------------------------------------------------- captures
