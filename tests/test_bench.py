@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from tritonlens import bench, virtual_gpu
+from tritonlens import bench, cost, virtual_gpu
 from tritonlens.targets import has_local_gpu
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,11 +27,11 @@ def workspace(tmp_path):
 
 
 def test_tensor_bytes_follow_shape_and_strides():
-    assert bench.tensor_bytes({"shape": [256, 512], "stride": [512, 1], "dtype": "float32"}) == 256 * 512 * 4
+    assert cost.tensor_bytes({"shape": [256, 512], "stride": [512, 1], "dtype": "float32"}) == 256 * 512 * 4
     # a row-broadcast (stride 0) spans one row; a padded row stride spans the padding it skips over
-    assert bench.tensor_bytes({"shape": [64, 128], "stride": [0, 1], "dtype": "bfloat16"}) == 128 * 2
-    assert bench.tensor_bytes({"shape": [4, 100], "stride": [128, 1], "dtype": "float16"}) == (3 * 128 + 100) * 2
-    assert bench.tensor_bytes({"shape": [0, 8], "stride": [8, 1], "dtype": "float32"}) == 0
+    assert cost.tensor_bytes({"shape": [64, 128], "stride": [0, 1], "dtype": "bfloat16"}) == 128 * 2
+    assert cost.tensor_bytes({"shape": [4, 100], "stride": [128, 1], "dtype": "float16"}) == (3 * 128 + 100) * 2
+    assert cost.tensor_bytes({"shape": [0, 8], "stride": [8, 1], "dtype": "float32"}) == 0
 
 
 def test_without_gpu_the_floor_is_static_and_says_so(workspace, capsys, monkeypatch):
@@ -81,26 +81,38 @@ def test_replays_and_times_the_captured_launches(workspace, capsys, monkeypatch)
     big = next(r for r in results if r["grid"] == [97])
     assert 1.0 < big["time_us"] < 1000.0
     assert 0 < big["pct_of_peak"] <= 100
-    saved = bench.load_bench(str(workspace))
+    saved = cost.load_bench(str(workspace))
     assert big["identity"] in saved and saved[big["identity"]]["time_us"] == pytest.approx(big["time_us"])
 
 
 def test_check_shows_measured_time_or_static_floor_per_captured_spec(workspace, capsys, monkeypatch):
     """The spec lines of `check` carry what `tritonlens bench` measured for that captured spec, and the static floor
-    for one it did not. No GPU here: the measurement is written as bench saves it on one."""
+    for one it did not; a finding names the measured time of the specs it holds in and their share of the file's.
+    No GPU here: the measurements are written as bench saves them on one."""
     from tritonlens.captures import load_captures
     from tritonlens.cli import main
 
     monkeypatch.chdir(workspace)
     caps, _ = load_captures(str(workspace), str(workspace / "examples" / "vector_add.py"))
     big = next(c for c in caps if c["launch"]["grid"] == [97])
-    job = bench.Job("examples/vector_add.py", "add_kernel", big, "capture 1")
-    timed = bench._result(job, dict(virtual_gpu.lookup("h200").describe(), name="NVIDIA H200"), measured=True)
+    small = next(c for c in caps if c["launch"]["args"]["n_elements"]["value"] == 1003)
+    h200 = dict(virtual_gpu.lookup("h200").describe(), name="NVIDIA H200")
+    timed = bench._result(bench.Job("examples/vector_add.py", "add_kernel", big, "capture 1"), h200, measured=True)
     timed.time_us = 5.0
     bench.save([timed], str(workspace))
     main(["check", "examples/vector_add.py", "--target", "cuda:90"])
-    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  examples/vector_add.py::add_kernel")]
+    out = capsys.readouterr().out
+    lines = [ln for ln in out.splitlines() if ln.startswith("  examples/vector_add.py::add_kernel")]
     assert len(lines) == 2, lines
     share = 100 * (3 * 98432 * 4 / 5e-6) / virtual_gpu.lookup("h200").memory_bandwidth
     assert any(f"5.00 µs on NVIDIA H200 (measured, L2 cold) · {share:.0f}% of HBM peak" in ln for ln in lines)
     assert any("at 3.35 TB/s (H100 SXM; a static floor, not measured)" in ln for ln in lines)
+    # The narrow loads hold only in the 1,003-element spec, which nothing measured yet: no time on the finding.
+    ptx = next(ln for ln in out.splitlines() if " PTX001 " in ln)
+    assert "measured" not in ptx
+    slow = bench._result(bench.Job("examples/vector_add.py", "add_kernel", small, "capture 2"), h200, measured=True)
+    slow.time_us = 3.0
+    bench.save([slow], str(workspace))
+    main(["check", "examples/vector_add.py", "--target", "cuda:90"])
+    ptx = next(ln for ln in capsys.readouterr().out.splitlines() if " PTX001 " in ln)
+    assert ptx.endswith("— its specs took 3.00 µs measured on NVIDIA H200, 38% of this file's measured GPU time"), ptx

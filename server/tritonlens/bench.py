@@ -28,13 +28,11 @@ from typing import Any, Iterable
 
 from . import virtual_gpu
 from .captures import identity, load_captures
+from .cost import bench_file, fmt_bytes, fmt_us, launch_bytes, static_floor_us
 
 EXIT_OK, EXIT_ERROR = 0, 2
 DEFAULT_PER_KERNEL = 12
 METHOD = "triton.testing.do_bench: warm-up 25 ms, median of 100 ms of runs, L2 flushed before each run (L2 cold)"
-
-_DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4, "float16": 2,
-                "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
 
 
 @dataclass
@@ -73,27 +71,7 @@ class BenchResult:
         return out
 
 
-# ---------------------------------------------------------------- what a launch moves
-def tensor_bytes(t: dict[str, Any]) -> int:
-    """Bytes of the storage a captured tensor spans (its shape and strides; a broadcast stride-0 axis spans one)."""
-    shape, stride = list(t.get("shape") or []), list(t.get("stride") or [])
-    size = _DTYPE_BYTES.get(str(t.get("dtype", "float32")).replace("torch.", ""), 4)
-    if any(int(s) == 0 for s in shape):
-        return 0
-    extent = 1 + sum((int(n) - 1) * abs(int(st)) for n, st in zip(shape, stride))
-    return extent * size
-
-
-def launch_bytes(capture: dict[str, Any]) -> int:
-    args = (capture.get("launch") or {}).get("args") or {}
-    return sum(tensor_bytes(a["tensor"]) for a in args.values() if isinstance(a, dict) and isinstance(a.get("tensor"),
-                                                                                                       dict))
-
-
-def static_floor_us(nbytes: int, gpu: virtual_gpu.GpuModel) -> float:
-    return nbytes / gpu.memory_bandwidth * 1e6
-
-
+# ---------------------------------------------------------------- labels
 def spec_label(index: int, capture: dict[str, Any]) -> str:
     consts = capture.get("constants") or {}
     opts = capture.get("options") or {}
@@ -275,10 +253,6 @@ def static_results(jobs: list[Job], target: str, gpu_name: str | None) -> list[B
 
 
 # ---------------------------------------------------------------- output
-def bench_file(root: str) -> str:
-    return os.path.join(root, ".tritonlens", "bench.jsonl")
-
-
 def save(results: list[BenchResult], root: str, out: str | None = None) -> str:
     path = out or bench_file(root)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -290,87 +264,6 @@ def save(results: list[BenchResult], root: str, out: str | None = None) -> str:
             rec["when"] = stamp
             f.write(json.dumps(rec) + "\n")
     return path
-
-
-def load_bench(root: str) -> dict[str, dict[str, Any]]:
-    """The latest measured result per spec identity in `.tritonlens/bench.jsonl` (empty when none); read again only
-    when the file changed (the editor asks on every lens)."""
-    path = bench_file(root)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return {}
-    key = (path, st.st_mtime_ns, st.st_size)
-    if _LOADED.get(path, (None,))[0] == key:
-        return _LOADED[path][1]
-    latest: dict[str, dict[str, Any]] = {}
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec.get("measured") and isinstance(rec.get("identity"), str) \
-                    and isinstance(rec.get("time_us"), (int, float)):
-                latest[rec["identity"]] = rec
-    _LOADED[path] = (key, latest)
-    return latest
-
-
-# bench.jsonl path -> ((path, mtime, size), results): the file is the owner's record; this only spares re-reading it
-_LOADED: dict[str, tuple[Any, dict[str, dict[str, Any]]]] = {}
-
-
-def spec_cost(path: str, spec: Any, brief: bool = False) -> str:
-    """cost_text for a spec of the kernel file `path`: the bench results of its workspace, the virtual GPU of its
-    target."""
-    from .pipeline import find_workspace_root
-
-    if not getattr(spec, "capture_id", ""):
-        return ""
-    try:
-        gpu = virtual_gpu.for_target(spec.target)
-    except ValueError:
-        gpu = None
-    return cost_text(spec, load_bench(find_workspace_root(path)), gpu, brief)
-
-
-def cost_text(spec: Any, measured: dict[str, dict[str, Any]], gpu: virtual_gpu.GpuModel | None,
-              brief: bool = False) -> str:
-    """What a compiled spec costs, for the kernel lines of check and the editor's lens: the measured time when
-    `tritonlens bench` timed this captured spec (`measured` from load_bench), else the static floor of `gpu` for the
-    bytes its captured launch's tensors hold; empty when neither is known."""
-    rec = measured.get(spec.capture_id) if getattr(spec, "capture_id", "") else None
-    if rec and isinstance(rec.get("time_us"), (int, float)):
-        pct = rec.get("pct_of_peak")
-        launches = int(rec.get("launches") or spec.launches or 0)
-        return (f"{fmt_us(rec['time_us'])} on {(rec.get('gpu') or {}).get('name', 'the GPU')} (measured, L2 cold)"
-                + (f" · {pct:.0f}% of HBM peak" if isinstance(pct, (int, float)) else "")
-                + (f" · {launches:,} launch{'es' if launches != 1 else ''}" if launches else ""))
-    records = getattr(spec, "launch_records", None) or []
-    if gpu is None or not records:
-        return ""
-    nbytes = sum(tensor_bytes(a["tensor"]) for a in (records[0].get("args") or {}).values()
-                 if isinstance(a, dict) and isinstance(a.get("tensor"), dict))
-    if not nbytes:
-        return ""
-    if brief:
-        return f"≥ {fmt_us(static_floor_us(nbytes, gpu))} static floor ({gpu.short_name})"
-    return (f"≥ {fmt_us(static_floor_us(nbytes, gpu))} for {fmt_bytes(nbytes)} at "
-            f"{gpu.memory_bandwidth / 1e12:.2f} TB/s ({gpu.short_name}; a static floor, not measured)")
-
-
-def fmt_us(us: float | None) -> str:
-    if us is None:
-        return "-"
-    return f"{us / 1000:.2f} ms" if us >= 1000 else f"{us:.1f} µs" if us >= 10 else f"{us:.2f} µs"
-
-
-def fmt_bytes(n: int) -> str:
-    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"
 
 
 def render(results: list[BenchResult]) -> str:

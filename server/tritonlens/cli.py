@@ -39,7 +39,7 @@ def _env_arg(value: str) -> tuple[str, str]:
 
 
 def _device_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--gpu", type=_gpu_arg, default="", metavar="NAME",
+    p.add_argument("--gpu", type=_gpu_arg, default=None, metavar="NAME",
                    help="the GPU to answer as and report for (h100, h200, b200, a100, l40s, rtx4090, rtx5090, mi300x, "
                         "...; default: the local GPU with --target auto, else the target's default; --target auto "
                         "then means its arch)")
@@ -374,8 +374,10 @@ def _print_text(report, select, quiet: bool) -> None:
             print(f"{_rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {message}{seen}")
     if quiet:
         return
-    from .bench import spec_cost
+    from .cost import spec_cost
+    from .pipeline import find_workspace_root
 
+    root = find_workspace_root(report.path)
     for kr in report.kernels:
         for cs in kr.compiled:
             art = cs.artifacts
@@ -387,7 +389,7 @@ def _print_text(report, select, quiet: bool) -> None:
             else:
                 r = art.resources
                 spill = r.spill_stores + r.spill_loads
-                cost = spec_cost(report.path, cs.spec)
+                cost = spec_cost(root, cs.spec)
                 print(f"{head} {art.compile_time:.2f}s{' (cached)' if art.cached else ''}, "
                       f"{r.registers if r.registers is not None else '?'} regs, "
                       f"{_bytes(spill)} spilled, {_bytes(r.shared)} shared{'; ' + cost if cost else ''}")

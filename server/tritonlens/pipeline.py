@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 from . import captures as captures_mod
+from . import cost
 from .checks import analyse, place_ir_paths
 from .compiler.cache import ArtifactCache
 from .compiler.pool import CompileJob, CompileService
@@ -63,6 +64,7 @@ class _Plan:
     text: str | None = None
     kernels: list[_PlannedKernel] = field(default_factory=list)
     load_errors: set[tuple] = field(default_factory=set)  # (line, message) of SRC006 already reported in this file
+    root: str = ""  # the workspace root the file was checked in
 
 
 def find_workspace_root(path: str) -> str:
@@ -259,7 +261,7 @@ class Checker:
                 plan.report.problems.append(problem)
                 return plan
         plan.text = text
-        root = workspace_root or find_workspace_root(path)
+        root = plan.root = workspace_root or find_workspace_root(path)
         targets = self.targets()
         found = discover(path, text, root, target=targets[0], gpu=getattr(self.settings, "gpu", None))
         plan.report.findings.extend(found.errors)
@@ -347,7 +349,12 @@ class Checker:
             from .discover import config_sources
 
             skipped_autotune_configs(kr, config_sources(k.path, plan.text, k.def_line), others_pending=pending > 0)
-        return finish_report(kr, own, self.settings)
+        finish_report(kr, own, self.settings)
+        if plan.root:  # what `tritonlens bench` measured for the captured specs weighs the findings
+            measured = cost.load_bench(plan.root)
+            rel = os.path.relpath(plan.report.path, plan.root).replace(os.sep, "/")
+            cost.weigh(kr, measured, cost.file_time_us(measured, rel))
+        return kr
 
     # ------------------------------------------------------------------ steps
     def _module_slice(self, text: str, kernel: KernelInfo) -> Slice:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..baseline import SaveHistory, read_baseline, since_baseline
-from ..bench import spec_cost
+from ..cost import spec_cost
+from ..pipeline import find_workspace_root
 
 from .hover import SHOW_IR
 from .lifecycle import RECOMPILE
@@ -35,7 +36,7 @@ def kernel_summary(kr: "KernelReport", settings) -> str:
         cvt = view_for(kr, cs, settings).conversions()
     text = (f"{cs.spec.target} · {cs.spec.options.get('num_warps', '?')} warps · {m.get('registers', '?')} regs · "
             f"{fmt_bytes(m.get('spill_bytes'))} spill · {fmt_bytes(m.get('shared'))} smem · {cvt} cvt")
-    cost = spec_cost(kr.kernel.path, cs.spec, brief=True)
+    cost = spec_cost(find_workspace_root(kr.kernel.path), cs.spec, brief=True)
     if cost:
         text += f" · {cost}"
     if len(kr.compiled) > 1:

@@ -1,0 +1,158 @@
+"""What a launch costs: the bytes a captured launch's tensors hold, the static floor of the virtual GPU for them,
+the times `tritonlens bench` measured (`.tritonlens/bench.jsonl`), and findings weighed by those times.
+
+Read by check, the editor and the report; nothing here runs on a GPU (bench.py measures, this reads).
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from . import virtual_gpu
+
+_DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4, "float16": 2,
+                "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
+
+
+# ---------------------------------------------------------------- what a launch moves
+def tensor_bytes(t: dict[str, Any]) -> int:
+    """Bytes of the storage a captured tensor spans (its shape and strides; a broadcast stride-0 axis spans one)."""
+    shape, stride = list(t.get("shape") or []), list(t.get("stride") or [])
+    size = _DTYPE_BYTES.get(str(t.get("dtype", "float32")).replace("torch.", ""), 4)
+    if any(int(s) == 0 for s in shape):
+        return 0
+    extent = 1 + sum((int(n) - 1) * abs(int(st)) for n, st in zip(shape, stride))
+    return extent * size
+
+
+def launch_bytes(capture: dict[str, Any]) -> int:
+    args = (capture.get("launch") or {}).get("args") or {}
+    return sum(tensor_bytes(a["tensor"]) for a in args.values() if isinstance(a, dict) and isinstance(a.get("tensor"),
+                                                                                                       dict))
+
+
+def static_floor_us(nbytes: int, gpu: virtual_gpu.GpuModel) -> float:
+    return nbytes / gpu.memory_bandwidth * 1e6
+
+
+def bench_file(root: str) -> str:
+    return os.path.join(root, ".tritonlens", "bench.jsonl")
+
+
+def load_bench(root: str) -> dict[str, dict[str, Any]]:
+    """The latest measured result per spec identity in `.tritonlens/bench.jsonl` (empty when none); read again only
+    when the file changed (the editor asks on every lens)."""
+    path = bench_file(root)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    key = (path, st.st_mtime_ns, st.st_size)
+    if _LOADED.get(path, (None,))[0] == key:
+        return _LOADED[path][1]
+    latest: dict[str, dict[str, Any]] = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("measured") and isinstance(rec.get("identity"), str) \
+                    and isinstance(rec.get("time_us"), (int, float)):
+                latest[rec["identity"]] = rec
+    _LOADED[path] = (key, latest)
+    return latest
+
+
+# bench.jsonl path -> ((path, mtime, size), results): the file is the owner's record; this only spares re-reading it
+_LOADED: dict[str, tuple[Any, dict[str, dict[str, Any]]]] = {}
+
+
+def spec_cost(root: str, spec: Any, brief: bool = False) -> str:
+    """cost_text for a spec checked in the workspace `root`: its bench results, the virtual GPU of its target."""
+    if not getattr(spec, "capture_id", ""):
+        return ""
+    try:
+        gpu = virtual_gpu.for_target(spec.target)
+    except ValueError:
+        gpu = None
+    return cost_text(spec, load_bench(root), gpu, brief)
+
+
+def cost_text(spec: Any, measured: dict[str, dict[str, Any]], gpu: virtual_gpu.GpuModel | None,
+              brief: bool = False) -> str:
+    """What a compiled spec costs, for the kernel lines of check and the editor's lens: the measured time when
+    `tritonlens bench` timed this captured spec (`measured` from load_bench), else the static floor of `gpu` for the
+    bytes its captured launch's tensors hold; empty when neither is known."""
+    rec = measured.get(spec.capture_id) if getattr(spec, "capture_id", "") else None
+    if rec and isinstance(rec.get("time_us"), (int, float)):
+        pct = rec.get("pct_of_peak")
+        launches = int(rec.get("launches") or spec.launches or 0)
+        return (f"{fmt_us(rec['time_us'])} on {(rec.get('gpu') or {}).get('name', 'the GPU')} (measured, L2 cold)"
+                + (f" · {pct:.0f}% of HBM peak" if isinstance(pct, (int, float)) else "")
+                + (f" · {launches:,} launch{'es' if launches != 1 else ''}" if launches else ""))
+    records = getattr(spec, "launch_records", None) or []
+    if gpu is None or not records:
+        return ""
+    nbytes = sum(tensor_bytes(a["tensor"]) for a in (records[0].get("args") or {}).values()
+                 if isinstance(a, dict) and isinstance(a.get("tensor"), dict))
+    if not nbytes:
+        return ""
+    if brief:
+        return f"≥ {fmt_us(static_floor_us(nbytes, gpu))} static floor ({gpu.short_name})"
+    return (f"≥ {fmt_us(static_floor_us(nbytes, gpu))} for {fmt_bytes(nbytes)} at "
+            f"{gpu.memory_bandwidth / 1e12:.2f} TB/s ({gpu.short_name}; a static floor, not measured)")
+
+
+def fmt_us(us: float | None) -> str:
+    if us is None:
+        return "-"
+    if us >= 1000:
+        return f"{us / 1000:.2f} ms"
+    if us >= 10:
+        return f"{us:.1f} µs"
+    return f"{us:.2f} µs" if us >= 0.1 else f"{us * 1000:.1f} ns"
+
+
+def fmt_bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+
+
+# ---------------------------------------------------------------- findings weighed by measured time
+def file_time_us(measured: dict[str, dict[str, Any]], rel_path: str) -> float:
+    """The measured GPU time of a file's captured launches: each measured spec's time × its launches (one when the
+    capture counted none)."""
+    return sum(_spec_time(rec) for rec in measured.values() if rec.get("path") == rel_path)
+
+
+def _spec_time(rec: dict[str, Any]) -> float:
+    return float(rec["time_us"]) * max(int(rec.get("launches") or 0), 1)
+
+
+def weigh(kr: Any, measured: dict[str, dict[str, Any]], file_total_us: float) -> None:
+    """Give each finding of a kernel report the measured time of the captured specs it holds in and their share of
+    the file's measured GPU time: in `data` ("measured_us", "share") and at the end of its message. Findings of specs
+    nothing measured are left as they are."""
+    if not measured:
+        return
+    by_key = {cs.spec.key(): cs.spec for cs in kr.compiled}
+    for f in kr.findings:
+        recs = [measured.get(by_key[k].capture_id) for k in f.data.get("specs") or () if k in by_key
+                and by_key[k].capture_id]
+        recs = [r for r in recs if r]
+        if not recs:
+            continue
+        spent = sum(_spec_time(r) for r in recs)
+        gpu = (recs[0].get("gpu") or {}).get("name", "the GPU")
+        f.data["measured_us"] = round(spent, 3)
+        share = 100.0 * spent / file_total_us if file_total_us > 0 else None
+        if share is not None:
+            f.data["share"] = round(share, 1)
+        f.message += (f" — its specs took {fmt_us(spent)} measured on {gpu}"
+                      + (f", {share:.0f}% of this file's measured GPU time" if share is not None else ""))
