@@ -1,7 +1,9 @@
 """Launch sites `kernel[grid](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)` in the workspace, read from the AST.
 
 Literal arguments (also through local and module constants and simple arithmetic) become values a spec can use;
-the rest are kept as expression text so a missing-value finding can show what the launch passes.
+an argument the file pins to one of a few literals (`0 if n <= LIMIT else 1`, `min(max(triton.next_power_of_2(K),
+16), 64)`) becomes `Choices`, every value it can take and no other; the rest are kept as expression text so a
+missing-value finding can show what the launch passes.
 """
 from __future__ import annotations
 
@@ -13,6 +15,14 @@ from typing import Any
 from .source import SourceText, parse_module
 
 _UNKNOWN = object()
+MAX_CHOICES = 8  # values one argument may take for a launch site to be compiled for each of them
+
+
+@dataclass(frozen=True)
+class Choices:
+    """An argument that can only be one of `values` (in order): all of them, exactly."""
+
+    values: tuple
 
 
 @dataclass
@@ -20,7 +30,7 @@ class LaunchSite:
     path: str
     line: int
     col: int
-    positional: list[tuple[Any, str]] = field(default_factory=list)  # (value or UNKNOWN, source text)
+    positional: list[tuple[Any, str]] = field(default_factory=list)  # (value, Choices or UNKNOWN, source text)
     keywords: dict[str, tuple[Any, str]] = field(default_factory=dict)
 
     def bind(self, param_names: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -172,10 +182,10 @@ class _Finder(ast.NodeVisitor):
             for a in node.args:
                 if isinstance(a, ast.Starred):
                     break
-                site.positional.append((evaluate(a, env), self._text(a)))
+                site.positional.append((value_or_choices(a, env), self._text(a)))
             for kw in node.keywords:
                 if kw.arg and not (isinstance(f, ast.Attribute) and kw.arg in ("grid", "warmup")):
-                    site.keywords[kw.arg] = (evaluate(kw.value, env), self._text(kw.value))
+                    site.keywords[kw.arg] = (value_or_choices(kw.value, env), self._text(kw.value))
             self.out.append(site)
         self.generic_visit(node)
 
@@ -197,7 +207,7 @@ def _constants(body: list[ast.stmt], outer: dict[str, Any]) -> dict[str, Any]:
             name = stmt.targets[0].id
             bound.add(name)
             if counts.get(name) == 1:
-                value = evaluate(stmt.value, env)
+                value = value_or_choices(stmt.value, env)
                 if value is not _UNKNOWN:
                     env[name] = value
                 else:
@@ -258,7 +268,7 @@ def evaluate(node: ast.expr, env: dict[str, Any]) -> Any:
         if any(a is _UNKNOWN or not isinstance(a, int) for a in args):
             return _UNKNOWN
         if fname == "next_power_of_2" and len(args) == 1:
-            return 1 if args[0] <= 1 else 1 << (args[0] - 1).bit_length()
+            return _next_power_of_2(args[0])
         if fname == "cdiv" and len(args) == 2 and args[1]:
             return -(-args[0] // args[1])
         if fname in ("min", "max") and args:
@@ -268,3 +278,126 @@ def evaluate(node: ast.expr, env: dict[str, Any]) -> Any:
         if fname == "log2" and len(args) == 1 and args[0] > 0:
             return math.log2(args[0])
     return _UNKNOWN
+
+
+def _next_power_of_2(n: int) -> int:
+    """What `triton.next_power_of_2` returns: 0 for n <= 0 (its bit trick), 1 for 1."""
+    return 0 if n <= 0 else 1 << (n - 1).bit_length()
+
+
+def value_or_choices(node: ast.expr, env: dict[str, Any]) -> Any:
+    """`evaluate`'s constant; else `Choices` when the expression can only take a few values (2..MAX_CHOICES);
+    else UNKNOWN."""
+    value = evaluate(node, env)
+    if value is not _UNKNOWN:
+        return value
+    d = _domain(node, env)
+    if d is None or d.unbounded_from is not None or not 1 < len(d.finite) <= MAX_CHOICES:
+        return _UNKNOWN
+    return Choices(tuple(sorted(d.finite, key=lambda v: (type(v).__name__, v))))
+
+
+@dataclass(frozen=True)
+class _Domain:
+    """Every value an expression can take: a finite set, and all powers of two from `unbounded_from` up (what
+    `triton.next_power_of_2` of an unknown size gives) when that is not None."""
+
+    finite: frozenset
+    unbounded_from: int | None = None
+
+    def __or__(self, other: "_Domain") -> "_Domain | None":
+        if self.unbounded_from is not None and other.unbounded_from is not None:
+            lo = min(self.unbounded_from, other.unbounded_from)
+        else:
+            lo = self.unbounded_from if self.unbounded_from is not None else other.unbounded_from
+        return _Domain(self.finite | other.finite, lo)
+
+
+_ANY_POWER_OF_2 = _Domain(frozenset({0}), 1)  # next_power_of_2 of any int: 0 (n <= 0), 1, 2, 4, ...
+
+
+def _domain(node: ast.expr, env: dict[str, Any]) -> _Domain | None:
+    """The values `node` can take, or None when they are not known to be few."""
+    value = evaluate(node, env)
+    if isinstance(value, Choices):
+        return _Domain(frozenset(value.values))
+    if value is not _UNKNOWN:
+        return _Domain(frozenset([value])) if isinstance(value, (int, float, str, bool, type(None))) else None
+    if isinstance(node, ast.IfExp):
+        test = evaluate(node.test, env)
+        if test is not _UNKNOWN and not isinstance(test, Choices):
+            return _domain(node.body if test else node.orelse, env)
+        a, b = _domain(node.body, env), _domain(node.orelse, env)
+        return a | b if a is not None and b is not None else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS and not isinstance(node.op, ast.Pow):
+        a, b = _domain(node.left, env), _domain(node.right, env)
+        if a is None or b is None or a.unbounded_from is not None or b.unbounded_from is not None or \
+                len(a.finite) * len(b.finite) > MAX_CHOICES ** 2:
+            return None
+        out = set()
+        for x in a.finite:
+            for y in b.finite:
+                got = evaluate(ast.BinOp(ast.Constant(x), node.op, ast.Constant(y)), {})
+                if got is _UNKNOWN:
+                    return None
+                out.add(got)
+        return _Domain(frozenset(out))
+    if isinstance(node, ast.Call) and not node.keywords and node.args:
+        fname = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id \
+            if isinstance(node.func, ast.Name) else ""
+        if fname == "next_power_of_2" and len(node.args) == 1:
+            d = _domain(node.args[0], env)
+            if d is None:
+                return _ANY_POWER_OF_2
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in d.finite):
+                return None
+            return _Domain(frozenset(_next_power_of_2(v) for v in d.finite), d.unbounded_from)
+        if fname in ("min", "max") and len(node.args) >= 2:
+            domains = [_domain(a, env) for a in node.args]
+            if any(d is None for d in domains):
+                return None
+            out = domains[0]
+            for d in domains[1:]:
+                out = _clamp(fname, out, d)
+                if out is None:
+                    return None
+            return out
+        if fname == "int" and len(node.args) == 1:
+            d = _domain(node.args[0], env)
+            return d if d is not None and all(isinstance(v, int) for v in d.finite) else None
+    return None
+
+
+def _clamp(fname: str, a: _Domain, b: _Domain) -> _Domain | None:
+    """min(a, b) or max(a, b) over every pair of values, with the unbounded powers of two of one side taken
+    against each (finite) value of the other."""
+    if a.unbounded_from is not None and b.unbounded_from is not None:
+        return None
+    if b.unbounded_from is not None:
+        a, b = b, a
+    pick = min if fname == "min" else max
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in a.finite | b.finite)
+    if not numbers:
+        return None
+    out = {pick(x, y) for x in a.finite for y in b.finite}
+    lo = a.unbounded_from
+    if lo is None:
+        return _Domain(frozenset(out))
+    rest: int | None = None
+    for c in b.finite:
+        if fname == "min":  # powers of two up to c stay, every larger one becomes c
+            p = lo
+            while p <= c:
+                out.add(p)
+                p *= 2
+            out.add(c)
+        else:  # powers of two from c up stay (unbounded), every smaller one becomes c
+            if lo < c:
+                out.add(c)
+            first = lo
+            while first < c:
+                first *= 2
+            rest = first if rest is None else min(rest, first)
+            if len(out) > MAX_CHOICES:
+                return None
+    return _Domain(frozenset(out), rest)

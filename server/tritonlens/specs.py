@@ -8,6 +8,8 @@ would specialize them: pointers `*fp32` 16-byte aligned, integers `i32` with no 
 from __future__ import annotations
 
 import ast
+import itertools
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -16,7 +18,7 @@ from typing import Any
 from .captures import identity as capture_identity
 from . import config_eval
 from .hints import OPTION_NAMES, HintValue, parse_value
-from .launches import LaunchSite
+from .launches import Choices, LaunchSite
 from .model import MAX_LAUNCH_RECORDS, Finding, KernelInfo, Param, Spec, Target, clean_launch
 
 TRITON_DEFAULT_OPTIONS = {"cuda": {"num_warps": 4, "num_stages": 3}, "hip": {"num_warps": 4, "num_stages": 2}}
@@ -57,12 +59,7 @@ def build_specs(kernel: KernelInfo, target: str, launches: list[LaunchSite] | No
     names = [p.name for p in kernel.params]
     launch_drafts: list[_Draft] = []
     for site in launches or []:
-        values, exprs = site.bind(names)
-        d = _Draft(label=f"launch at {_short(site.path)}:{site.line}", exprs=exprs)
-        origin = f"launch at {_short(site.path)}:{site.line}"
-        for name, value in values.items():
-            _set(kernel, d, name, HintValue("literal", value=value), origin)
-        launch_drafts.append(d)
+        launch_drafts += _site_drafts(kernel, site, names)
 
     drafts: list[_Draft] = []
     for hint in kernel.hints:
@@ -193,6 +190,32 @@ def _value_of(kernel: KernelInfo, p: Param, hv: HintValue, origin: str) -> _Valu
     if isinstance(value, float):
         return _Value("type", origin, type="fp32", value=value, known=True)
     return None
+
+
+MAX_SITE_SPECS = 16  # specs one launch site may add by the values its arguments can take
+
+
+def _site_drafts(kernel: KernelInfo, site: LaunchSite, names: list[str]) -> list[_Draft]:
+    """One draft per combination of the values a launch site can pass: an argument pinned to a few literals
+    (`Choices`) gives each of them, labelled as such; more combinations than MAX_SITE_SPECS are left unknown."""
+    values, exprs = site.bind(names)
+    where = f"launch at {_short(site.path)}:{site.line}"
+    choices = {n: v for n, v in values.items() if isinstance(v, Choices)}
+    if math.prod(len(c.values) for c in choices.values()) > MAX_SITE_SPECS:
+        for n, c in choices.items():
+            exprs[n] = f"one of {', '.join(map(repr, c.values))}"
+            del values[n]
+        choices = {}
+    drafts = []
+    for combo in itertools.product(*(c.values for c in choices.values())):
+        picked = dict(zip(choices, combo))
+        label = where + "".join(f" ({n}={v!r} of {', '.join(map(repr, choices[n].values))})"
+                                for n, v in picked.items())
+        d = _Draft(label=label, exprs=dict(exprs))
+        for name, value in {**values, **picked}.items():
+            _set(kernel, d, name, HintValue("literal", value=value), where)
+        drafts.append(d)
+    return drafts
 
 
 def _fill_from_agreeing_launches(kernel: KernelInfo, d: _Draft, launches: list[_Draft]) -> None:
@@ -508,6 +531,23 @@ def representative(specs: list[Spec], limit: int) -> list[Spec]:
     if not picked and pool:
         picked.append(pool[0])
     return [specs[i] for i in sorted(picked, key=ranked.index)]
+
+
+def left_out(specs: list[Spec], chosen: list[Spec]) -> list[str]:
+    """The launched values (see `_features`) that no spec of `chosen` has, as hint-like texts (`BLOCK=4096`,
+    `num_warps=16`, `x_ptr=*fp16`, `n=i32%16`), autotuner trials aside as in `representative`."""
+    pool = [s for s in specs if s.autotune != "trial"] or specs
+    covered = set().union(*(_features(s) for s in chosen)) if chosen else set()
+    missing = set().union(*(_features(s) for s in pool)) - covered if pool else set()
+    out = []
+    for kind, name, value in sorted(missing, key=repr):
+        if kind == "div":
+            out.append(f"{name}%{value}" if value else f"{name} not known divisible")
+        elif kind == "type":
+            out.append(f"{name}={value}")
+        else:
+            out.append(f"{name}={value}")
+    return out
 
 
 def _short(path: str) -> str:

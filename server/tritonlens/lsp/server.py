@@ -26,7 +26,10 @@ class TritonLensServer(LanguageServer):
     every feature module is given (they never import this file)."""
 
     def __init__(self) -> None:
-        super().__init__("tritonlens", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        from .protocol import AnsweringProtocol
+
+        super().__init__("tritonlens", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=AnsweringProtocol)
         from .compiling import CompileScheduler
         from .environment import EnvironmentCheck
 
@@ -35,6 +38,7 @@ class TritonLensServer(LanguageServer):
         self.scheduler = CompileScheduler(self)
         self.environment = EnvironmentCheck()
         self.watcher = None
+        self._reporting = False  # inside report_server_error (see there)
 
     # ------------------------------------------------------------------ state
     @property
@@ -90,10 +94,19 @@ class TritonLensServer(LanguageServer):
             pass
 
     def report_server_error(self, error: Exception, source) -> None:
-        """pygls shows a popup for errors in notification handlers; a log line is enough (and never repeats)."""
+        """pygls shows a popup for errors in notification handlers; a log line is enough (and never repeats). An
+        error in sending that line (the client closed the pipe: a compile ending after `exit`) comes back here from
+        pygls' writer; it goes to the Python log only, not round again to the client."""
         detail = "".join(traceback.format_exception(error)).rstrip()
-        self.log(f"tritonlens: internal error ({getattr(source, '__name__', source)}): {detail}",
-                 types.MessageType.Error)
+        message = f"tritonlens: internal error ({getattr(source, '__name__', source)}): {detail}"
+        if self._reporting:
+            log.error("%s", message)
+            return
+        self._reporting = True
+        try:
+            self.log(message, types.MessageType.Error)
+        finally:
+            self._reporting = False
 
 
 def create_server() -> TritonLensServer:
