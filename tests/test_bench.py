@@ -116,3 +116,19 @@ def test_check_shows_measured_time_or_static_floor_per_captured_spec(workspace, 
     main(["check", "examples/vector_add.py", "--target", "cuda:90"])
     ptx = next(ln for ln in capsys.readouterr().out.splitlines() if " PTX001 " in ln)
     assert ptx.endswith("— its specs took 3.00 µs measured on NVIDIA H200, 38% of this file's measured GPU time"), ptx
+
+
+def test_time_this_kernel_lens_only_where_a_gpu_and_a_replayable_launch_are(workspace, checker):
+    from tritonlens.captures import load_captures
+    from tritonlens.lsp.benching import BENCH, bench_lens
+
+    path = str(workspace / "examples" / "vector_add.py")
+    (kr,) = checker.check_file(path, workspace_root=str(workspace)).kernels
+    caps, _ = load_captures(str(workspace), path)
+    lens = bench_lens("file:///k.py", kr, caps, gpu_ready=True)
+    assert lens.command.command == BENCH and lens.command.title.startswith("Time this kernel")
+    assert lens.command.arguments == [{"uri": "file:///k.py", "kernel": "add_kernel"}]
+    assert bench_lens("file:///k.py", kr, caps, gpu_ready=True, running=True).command.title.endswith("to cancel)")
+    assert bench_lens("file:///k.py", kr, caps, gpu_ready=False) is None  # no GPU here: nothing to time
+    no_launch = [{k: v for k, v in c.items() if k != "launch"} for c in caps]
+    assert bench_lens("file:///k.py", kr, no_launch, gpu_ready=True) is None

@@ -188,6 +188,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscodeapi.registerCommand('tritonlens.profileKernel', (...args: unknown[]) =>
       server.executeServerCommand('tritonlens.profileKernel', args),
     ),
+    vscodeapi.registerCommand('tritonlens.benchKernel', (...args: unknown[]) =>
+      server.executeServerCommand('tritonlens.benchKernel', args),
+    ),
     vscodeapi.registerCommand(CAPTURE_COMMAND, (...args: unknown[]) => captureLaunches(args, captureDeps(server, log))),
     vscodeapi.registerCommand('tritonlens.restartServer', () => server.restart()),
     vscodeapi.registerCommand('tritonlens.showOutput', () => log.show()),

@@ -1,7 +1,7 @@
 // Commands the server implements, and the shape in which the client forwards them.
 
 /** Commands the server may put in hovers and code lenses; the client registers them all itself. */
-export const SERVER_COMMANDS = ['tritonlens.recompile', 'tritonlens.profileKernel'];
+export const SERVER_COMMANDS = ['tritonlens.recompile', 'tritonlens.profileKernel', 'tritonlens.benchKernel'];
 /** Commands a hover's `command:` links may run. */
 export const TRUSTED_COMMANDS = ['tritonlens.showIr', ...SERVER_COMMANDS];
 

@@ -33,7 +33,7 @@ const c = fill(contract);
 test('contract: method names', () => {
   assert.equal(IR_DOCUMENT_REQUEST, 'tritonlens/irDocument');
   assert.equal(STATUS_NOTIFICATION, 'tritonlens/status');
-  assert.deepEqual(SERVER_COMMANDS, ['tritonlens.recompile', 'tritonlens.profileKernel']);
+  assert.deepEqual(SERVER_COMMANDS, ['tritonlens.recompile', 'tritonlens.profileKernel', 'tritonlens.benchKernel']);
   const declared = manifest.contributes.commands.map((cmd) => cmd.command);
   for (const command of TRUSTED_COMMANDS) {
     assert.ok(declared.includes(command), `${command} is not declared in package.json`);

@@ -16,6 +16,7 @@ from .lifecycle import RECOMPILE
 from .irviews import STAGE_TITLES, compiled_specs, fmt_bytes, view_for
 from .capturing import lens_for as capture_lens_for
 from .profiling import lens_for as profile_lens_for
+from .benching import lens_for as bench_lens_for
 
 if TYPE_CHECKING:
     from ..model import KernelReport
@@ -43,7 +44,9 @@ def kernel_summary(kr: "KernelReport", settings) -> str:
         text += f" · {len(kr.compiled)} specs"
     c = kr.captures
     if c and c.get("compiled", 0) < c.get("captured", 0):
-        text += f" (of {c['captured']} captured; allCaptures for all)"
+        missing = c.get("left_out") or []
+        left = f", leaves out {', '.join(missing[:3])}{' …' if len(missing) > 3 else ''}" if missing else ""
+        text += f" (of {c['captured']} captured{left}; allCaptures for all)"
     return text
 
 
@@ -115,6 +118,8 @@ def register(server: "Host") -> None:
                 out.extend(lenses_for(st.uri, kr, ls.settings, changes.text(st.uri, st.path, kr)))
                 if (prof := profile_lens_for(ls, st.uri, kr)) is not None:
                     out.append(prof)
+                if (timing := bench_lens_for(ls, st.uri, kr)) is not None:
+                    out.append(timing)
                 if (capture := capture_lens_for(st.uri, kr, ls.settings.target)) is not None:
                     out.append(capture)
             except Exception as exc:  # noqa: BLE001
