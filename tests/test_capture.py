@@ -252,3 +252,107 @@ def test_gpu_capture_marks_the_autotuner_choice_and_counts_launches(tmp_path):
                    (64, '{"divisibility": 16}'): ("trial", 0), (128, '{"divisibility": 16}'): ("chosen", 1)}
     chosen = [c for c in caps if c["autotune"] == "chosen"]
     assert sorted(k for c in chosen for k in c["autotune_keys"]) == [[1000, "fp32"], [4096, "fp32"]]
+
+
+# ---------------------------------------------------------------- a run that is stopped keeps what it saw
+def _start_stopped_run(tmp_path):
+    """AUTOTUNED, then a wait: the capture of a program that is still running when it is stopped."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(AUTOTUNED + 'print("launched all", flush=True)\nimport time\ntime.sleep(120)\n')
+    proc = subprocess.Popen([sys.executable, "-m", "tritonlens.capture", "--workspace", str(tmp_path), "--output",
+                             str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("launched all"):
+            return proc
+    proc.kill()
+    raise AssertionError(proc.stderr.read())
+
+
+def _chosen_and_counts(tmp_path):
+    caps, problems = load_captures(str(tmp_path), None, str(tmp_path / "captures.jsonl"))
+    assert not problems
+    return {(c["constants"]["BLOCK"], json.dumps(c["attrs"].get("n"))): (c["autotune"], c["launches"]) for c in caps}
+
+
+def test_a_capture_stopped_by_sigterm_keeps_its_launch_counts_and_choices(tmp_path):
+    import signal
+
+    proc = _start_stopped_run(tmp_path)
+    proc.send_signal(signal.SIGTERM)  # as `timeout` or a job scheduler would, to tritonlens capture
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "4 new compile(s) recorded by this run" in err and "stopped (SIGTERM)" in err, err
+    assert _chosen_and_counts(tmp_path) == {
+        (64, "null"): ("trial", 0), (128, "null"): ("chosen", 3),
+        (64, '{"divisibility": 16}'): ("trial", 0), (128, '{"divisibility": 16}'): ("chosen", 1)}
+
+
+def test_a_capture_killed_outright_keeps_what_launched_and_the_choices(tmp_path):
+    import signal
+
+    proc = _start_stopped_run(tmp_path)
+    program = [int(p) for p in open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()]
+    assert len(program) == 1
+    os.kill(program[0], signal.SIGKILL)  # no handler, no atexit: only what was written as it happened
+    _, err = proc.communicate(timeout=60)
+    assert "stopped (SIGKILL)" in err, err
+    got = _chosen_and_counts(tmp_path)
+    # the choices and that they launched are kept; counts since the last write may be lost
+    assert {k: role for k, (role, _) in got.items()} == {
+        (64, "null"): "trial", (128, "null"): "chosen", (64, '{"divisibility": 16}'): "trial",
+        (128, '{"divisibility": 16}'): "chosen"}
+    assert got[(128, "null")][1] >= 1 and got[(128, '{"divisibility": 16}')][1] >= 1
+
+
+def test_new_compiles_are_this_runs_own(tmp_path):
+    """Another process appending to the same capture file meanwhile does not count as this run's."""
+    other = {"version": 2, "path": "elsewhere.py", "kernel": "k", "signature": {"x": "*fp32"}, "constants": {},
+             "attrs": {}, "options": {"num_warps": 4}, "target": "cuda:90", "triton_version": "3.6.0"}
+    extra = f"open({str(tmp_path / 'captures.jsonl')!r}, 'a').write({json.dumps(json.dumps(other))} + '\\n')\n"
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM.replace("{examples!r}", repr(EXAMPLES)).replace("n_cols = ", extra + "n_cols = "))
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", ROOT, "--output",
+                           str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert len(_lines(tmp_path)) == 2
+    assert "1 new compile(s) recorded by this run" in proc.stderr and "(2 in all" in proc.stderr, proc.stderr
+
+
+SCALED = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+'''
+
+
+def test_the_summary_names_the_launched_values_the_representative_set_left_out(tmp_path, capsys):
+    """14 launched SCALE values, at most 12 compiled by default: the summary says which two and how to get them."""
+    from tritonlens.cli import main as cli_main
+
+    (tmp_path / "scale.py").write_text(SCALED)
+    (tmp_path / ".tritonlens").mkdir()
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "SCALE": "constexpr", "BLOCK": "constexpr"}
+    lines = [{"version": 2, "path": "scale.py", "kernel": "scale_kernel", "signature": sig,
+              "constants": {"SCALE": scale, "BLOCK": 128}, "attrs": {"x_ptr": {"divisibility": 16},
+                                                                    "out_ptr": {"divisibility": 16}},
+              "options": {"num_warps": 4, "num_stages": 3}, "target": "cuda:90", "triton_version": "3.6.0"}
+             for scale in range(1, 15)]
+    summaries = [{"version": 2, "record": "summary", **{k: c[k] for k in ("path", "kernel", "signature", "constants",
+                                                                         "attrs", "options", "target")},
+                  "launches": 20 - c["constants"]["SCALE"], "autotune": None} for c in lines]
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines + summaries))
+    assert cli_main(["check", str(tmp_path / "scale.py"), "--target", "cuda:90", "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert ("12 of 14 captured specs compiled (a representative set of at most 12; launched but left out: SCALE=13, "
+            "SCALE=14; --all-captures compiles every one)") in out, out
+    assert cli_main(["check", str(tmp_path / "scale.py"), "--target", "cuda:90", "--workers", "2",
+                     "--all-captures"]) == 0
+    out = capsys.readouterr().out
+    assert "captured specs compiled" not in out and out.count("scale_kernel [cuda:90") == 14, out

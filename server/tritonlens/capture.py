@@ -20,12 +20,11 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
-import importlib.abc
-import importlib.util
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any, Callable, Iterator
@@ -39,8 +38,11 @@ ENV_DUMP = "TRITONLENS_CAPTURE_DUMP"  # optional folder: also write each compile
 ENV_PACKAGE_ROOT = "TRITONLENS_PACKAGE_ROOT"
 ENV_NO_GPU = "TRITONLENS_CAPTURE_NO_GPU"  # a target (cuda:90): record launches without a GPU, for that target
 ENV_INTERPRET = "TRITONLENS_CAPTURE_INTERPRET"  # with ENV_NO_GPU: run the kernels in Triton's interpreter
+ENV_TALLY = "TRITONLENS_CAPTURE_TALLY"  # optional file: one line per new compile this run's processes wrote
 VERSION = 2
-FLUSH_EVERY_S = 30.0  # launch counts are also written this often, not only at exit
+# Launch counts are written this often, at exit and on SIGTERM; a compile's first launch and each new autotuner choice
+# are written at once, so that a run killed outright (SIGKILL) still says what launched and what the autotuner chose.
+FLUSH_EVERY_S = 10.0
 
 HOOK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_capture_hook")
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -204,8 +206,9 @@ class CaptureWriter:
     left by a killed process is ended before the next line, so it spoils only itself. What other processes wrote is
     read incrementally (from where this writer last stopped), line by line and bounded, to keep the dedupe exact."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, tally: str | None = None) -> None:
         self.file = file
+        self.tally = tally  # a file that gets one line per compile this writer adds (the run's own count)
         self._seen: set[str] = set()
         self._scanned = 0  # bytes of the file already read into _seen
         self._lock = threading.Lock()
@@ -222,7 +225,14 @@ class CaptureWriter:
                     return False
                 self._write(f, [rec])
             self._seen.add(ident)
-            return True
+        if self.tally:
+            with contextlib.suppress(OSError):
+                fd = os.open(self.tally, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    os.write(fd, b"1\n")  # one small O_APPEND write: atomic among this run's processes
+                finally:
+                    os.close(fd)
+        return True
 
     def append_records(self, recs: list[dict[str, Any]]) -> None:
         """Write `recs` as they are (count/choice records: several per compile are meant to be summed)."""
@@ -297,6 +307,8 @@ class _Hook:
                 rec["autotune"] = "trial" if role == "unknown" else role
             if self.no_gpu_target:
                 rec["no_gpu"] = True
+                if self.gpu:
+                    rec["gpu"] = self.gpu
             ident = self.local.last_identity = identity(rec)
             if not self.no_gpu_target:
                 self._remember_kernel(jit_function, key, (compile or {}).get("device", 0), ident)
@@ -309,6 +321,14 @@ class _Hook:
                 self.note_compile(rec)
         except Exception as exc:  # noqa: BLE001 — never break the user's program
             _warn(f"could not record a compile: {type(exc).__name__}: {exc}")
+
+    @property
+    def gpu(self) -> str | None:
+        """The virtual GPU a run without one answers as (its virtual_gpu key)."""
+        from .device_answers import current
+
+        gpu = current() if self.no_gpu_target else None
+        return gpu.key if gpu is not None else None
 
     def _target(self) -> str | None:
         if self.no_gpu_target:
@@ -423,12 +443,17 @@ class _Hook:
             if entry is None:
                 return
             entry["launches"] += 1
+            news = not entry["written"]  # its first launch, or a choice of the autotuner not written yet
             if role == "chosen":
-                entry["chosen"] = True
+                news = news or not entry["chosen_written"]
+                entry["chosen"] = entry["chosen_written"] = True
                 jkey = _jsonable(list(key)) if key is not None else None
-                if jkey is not None and jkey not in entry["keys"]:
+                if jkey is not None and jkey not in entry["all_keys"]:
+                    entry["all_keys"].append(jkey)
                     entry["keys"].append(jkey)
-            due = time.monotonic() - self._last_flush > FLUSH_EVERY_S
+                    news = True
+            entry["written"] = True
+            due = news or time.monotonic() - self._last_flush > FLUSH_EVERY_S
         if due:
             self.flush()
 
@@ -436,8 +461,10 @@ class _Hook:
         ident = identity(rec)
         with self._counts_lock:
             if ident not in self._counts:
+                # launches, chosen, keys: since the last flush; written, chosen_written, all_keys: ever
                 self._counts[ident] = {"rec": {k: rec.get(k) for k in IDENTITY_FIELDS}, "launches": 0, "keys": [],
-                                       "chosen": False, "no_gpu": bool(rec.get("no_gpu"))}
+                                       "chosen": False, "no_gpu": bool(rec.get("no_gpu")), "written": False,
+                                       "chosen_written": False, "all_keys": []}
 
     def flush(self) -> None:
         """Write what launched since the last flush: one summary line per compile (readers sum them)."""
@@ -453,6 +480,8 @@ class _Hook:
                     rec["autotune_keys"] = entry["keys"]
                 if entry["no_gpu"]:
                     rec["no_gpu"] = True
+                    if self.gpu:
+                        rec["gpu"] = self.gpu
                 out.append(rec)
                 entry.update(launches=0, chosen=False, keys=[])
         try:
@@ -541,7 +570,7 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
     root = os.path.abspath(root or os.environ.get(ENV_ROOT) or os.getcwd())
     file = file or os.environ.get(ENV_FILE) or os.path.join(root, CAPTURE_FILE)
     no_gpu_target = no_gpu_target or os.environ.get(ENV_NO_GPU) or None
-    hook = _Hook(CaptureWriter(file), root, dump_dir or os.environ.get(ENV_DUMP) or None, no_gpu_target)
+    hook = _Hook(CaptureWriter(file, os.environ.get(ENV_TALLY) or None), root, dump_dir or os.environ.get(ENV_DUMP) or None, no_gpu_target)
     from triton.runtime.jit import JITFunction
 
     if no_gpu_target:
@@ -558,8 +587,32 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
         _wrap_once(Autotuner, "_bench", hook.wrap_trials)
         _wrap_once(Autotuner, "warmup", hook.wrap_trials)
     atexit.register(hook.flush)
+    _flush_on_sigterm(hook)
     _installed = hook
     return hook
+
+
+def _flush_on_sigterm(hook: _Hook) -> None:
+    """A run stopped by SIGTERM (a time-out, a job scheduler) writes its launch counts first: Python runs no atexit on
+    a signal's default action. A handler the program set itself still runs, after the flush; an ignored SIGTERM
+    stays ignored. Only the main thread may set handlers: imported elsewhere, the incremental writes must do."""
+    import signal
+
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous in (signal.SIG_IGN, None):
+            return
+
+        def flush_then(signum, frame):
+            hook.flush()
+            if callable(previous):
+                return previous(signum, frame)
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+        signal.signal(signal.SIGTERM, flush_then)
+    except (ValueError, OSError, AttributeError):
+        pass
 
 
 def _install_compile_hook(hook: _Hook, JITFunction: Any) -> None:
@@ -595,66 +648,40 @@ def _install_compile_hook(hook: _Hook, JITFunction: Any) -> None:
         JITFunction.cache_hook = chained_cache
 
 
-class _ImportWatcher(importlib.abc.MetaPathFinder):
-    """Runs `then()` right after `import NAME` finishes — no cost for programs that never import it."""
-
-    def __init__(self, name: str, then: Callable[[], None]) -> None:
-        self.name = name
-        self.then = then
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != self.name:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(self.name)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader = spec.loader
-        exec_module = loader.exec_module
-        then = self.then
-
-        def exec_then(module):
-            exec_module(module)
-            try:
-                then()
-            except Exception as exc:  # noqa: BLE001
-                _warn(f"hook not installed: {type(exc).__name__}: {exc}")
-
-        loader.exec_module = exec_then  # type: ignore[method-assign]
-        return spec
-
-
-def when_imported(name: str, then: Callable[[], None]) -> None:
-    """`then()` now if module `name` is loaded, else as soon as it is imported."""
-    if name in sys.modules:
-        then()
-        return
-    if not any(isinstance(f, _ImportWatcher) and f.name == name for f in sys.meta_path):
-        sys.meta_path.insert(0, _ImportWatcher(name, then))
-
-
 def install_on_import() -> None:
     """What the bootstrap calls: install now if triton is loaded, else as soon as it is imported. Without a GPU,
-    torch.cuda is also guarded as soon as torch is imported (see capture_nogpu.guard_torch_cuda)."""
+    the process answers as the virtual GPU from the start (capture_nogpu.answer_as): torch.cuda as soon as torch is
+    imported, Triton's driver as soon as triton is."""
     if os.environ.get(ENV_NO_GPU):
-        from .capture_nogpu import guard_torch_cuda
+        from .capture_nogpu import ENV_GPU, answer_as
 
-        when_imported("torch", guard_torch_cuda)
+        answer_as(os.environ.get(ENV_GPU), os.environ[ENV_NO_GPU])
     if "triton" in sys.modules and hasattr(sys.modules["triton"], "jit"):
         install()
         return
+    from .device_answers import when_imported
+
     when_imported("triton", install)
 
 
 # ---------------------------------------------------------------- the command
 def child_env(file: str, root: str, dump_dir: str | None = None, base: dict[str, str] | None = None,
-              no_gpu_target: str | None = None, interpret: bool = False) -> dict[str, str]:
+              no_gpu_target: str | None = None, interpret: bool = False, gpu: Any = None) -> dict[str, str]:
+    """The command's environment. Without a GPU (`no_gpu_target`): the virtual GPU `gpu` (a GpuModel) it answers
+    as, whose query tools (nvidia-smi, ...) come first on its PATH."""
+    from .capture_nogpu import ENV_GPU
+
     env = dict(os.environ if base is None else base)
     env[ENV_SWITCH] = "1"
-    for key in (ENV_NO_GPU, ENV_INTERPRET):
+    for key in (ENV_NO_GPU, ENV_INTERPRET, ENV_GPU):
         env.pop(key, None)
     if no_gpu_target:
         env[ENV_NO_GPU] = no_gpu_target
+        if gpu is not None:
+            from .device_answers import put_tools_on_path
+
+            env[ENV_GPU] = gpu.key
+            put_tools_on_path(gpu, env)
     if interpret:
         env[ENV_INTERPRET] = env["TRITON_INTERPRET"] = "1"
     env[ENV_FILE] = os.path.abspath(file)
@@ -678,6 +705,9 @@ def _parser() -> argparse.ArgumentParser:
                         "do not run the kernel (CPU tensors; see docs/gpu.md)")
     p.add_argument("--target", default=None, metavar="T",
                    help="with --no-gpu: the target the launches are specialized for (default cuda:90)")
+    p.add_argument("--gpu", default=None, metavar="NAME",
+                   help="with --no-gpu: the GPU the program sees (h100, h200, b200, a100, mi300x, ...; default the "
+                        "target's; --target defaults to its arch)")
     p.add_argument("--interpret", action="store_true",
                    help="with --no-gpu: run the kernels in Triton's interpreter (TRITON_INTERPRET=1), for programs "
                         "whose later launches depend on results")
@@ -707,37 +737,45 @@ def main(argv: list[str] | None = None) -> int:
     if not cmd:
         print("tritonlens capture: no command given; usage: tritonlens capture -- python train.py ...", file=sys.stderr)
         return 2
-    no_gpu_target = None
-    if args.no_gpu or args.interpret or args.target:
+    no_gpu_target = gpu = None
+    if args.no_gpu or args.interpret or args.target or args.gpu:
         if not args.no_gpu:
-            print("tritonlens capture: --target and --interpret go with --no-gpu", file=sys.stderr)
+            print("tritonlens capture: --target, --gpu and --interpret go with --no-gpu", file=sys.stderr)
             return 2
         from .model import Target
+        from .virtual_gpu import for_target, lookup
 
         try:
-            no_gpu_target = str(Target.parse(args.target or "cuda:90"))
+            target_text = args.target or (lookup(args.gpu).target if args.gpu else "cuda:90")
+            no_gpu_target = str(Target.parse(target_text))
+            gpu = for_target(no_gpu_target, args.gpu)
         except ValueError as exc:
             print(f"tritonlens capture: {exc}", file=sys.stderr)
             return 2
     root = os.path.abspath(args.workspace or os.getcwd())
     file = os.path.abspath(args.output or os.path.join(root, CAPTURE_FILE))
-    before = _count_lines(file)
+    fd, tally = tempfile.mkstemp(prefix="tritonlens-capture-", suffix=".tally")
+    os.close(fd)
     try:
-        proc = subprocess.run(cmd, env=child_env(file, root, args.dump, no_gpu_target=no_gpu_target,
-                                                 interpret=args.interpret))
-        code = proc.returncode
-    except FileNotFoundError:
-        print(f"tritonlens capture: command not found: {cmd[0]}", file=sys.stderr)
-        return 127
-    except KeyboardInterrupt:
-        code = 130
+        env = child_env(file, root, args.dump, no_gpu_target=no_gpu_target, interpret=args.interpret, gpu=gpu)
+        env[ENV_TALLY] = tally
+        code = _run_to_the_end(cmd, env)
+        if code is None:
+            print(f"tritonlens capture: command not found: {cmd[0]}", file=sys.stderr)
+            return 127
+        new = _count_lines(tally, compiles_only=False)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tally)
     after = _count_lines(file)
     how = ""
     if no_gpu_target:
-        how = (f", specialized for {no_gpu_target} without a GPU; the kernels "
+        how = (f", specialized for {no_gpu_target} without a GPU, as the virtual {gpu.label()}; the kernels "
                + ("ran in Triton's interpreter" if args.interpret else "were not run"))
-    print(f"tritonlens capture: {after - before} new compile(s) recorded in {_shown(file)} ({after} in all{how})",
-          file=sys.stderr)
+    stopped = f"; the program was stopped ({_signal_name(code)}), what it launched until then is kept" \
+        if code in (130, 143) or code < 0 else ""
+    print(f"tritonlens capture: {new} new compile(s) recorded by this run in {_shown(file)} ({after} in all{how})"
+          f"{stopped}", file=sys.stderr)
     if args.interpret and code not in (0, 130):
         print(f"tritonlens capture: the program failed under Triton's interpreter (exit {code}); the launches "
               f"recorded before the failure are kept. The interpreter runs kernels on the CPU in numpy and does not "
@@ -747,13 +785,53 @@ def main(argv: list[str] | None = None) -> int:
     return code if code >= 0 else 128 - code
 
 
-def _count_lines(file: str) -> int:
-    """Compile lines in the file (summary lines of counts are not compiles)."""
+def _count_lines(file: str, compiles_only: bool = True) -> int:
+    """Lines in the file; with `compiles_only`, compile lines (summary lines of counts are not compiles)."""
     try:
         with open(file, encoding="utf-8", errors="replace") as f:
-            return sum(1 for line in bounded_lines(f) if line.strip() and '"record": "summary"' not in line)
+            return sum(1 for line in bounded_lines(f)
+                       if line.strip() and not (compiles_only and '"record": "summary"' in line))
     except OSError:
         return 0
+
+
+def _run_to_the_end(cmd: list[str], env: dict[str, str]) -> int | None:
+    """Run the user's command and wait for it, even when we are interrupted: Ctrl+C reaches the program itself (one
+    process group) and a SIGTERM sent to us is passed on, so that it writes its launch counts before it ends. Its exit
+    code (negative: killed by that signal); None when the command does not exist."""
+    import signal
+
+    try:
+        proc = subprocess.Popen(cmd, env=env)
+    except FileNotFoundError:
+        return None
+
+    def pass_on(signum, frame):
+        with contextlib.suppress(OSError):
+            proc.send_signal(signum)
+
+    old = None
+    with contextlib.suppress(ValueError):  # not the main thread: no handlers
+        old = signal.signal(signal.SIGTERM, pass_on)
+    try:
+        while True:
+            try:
+                return proc.wait()
+            except KeyboardInterrupt:
+                continue  # the program got the same Ctrl+C: let it finish writing
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def _signal_name(code: int) -> str:
+    import signal
+
+    num = -code if code < 0 else code - 128
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
 
 
 def _shown(file: str) -> str:

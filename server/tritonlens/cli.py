@@ -404,8 +404,15 @@ def _captures_note(kr) -> str:
     if not c or c["compiled"] >= c["captured"]:
         return ""
     trials = f", {c['trials']} of them autotuner trials" if c.get("trials") else ""
-    return (f" — {c['compiled']} of {c['captured']} captured specs compiled{trials} (a representative set: every "
-            f"value launched; --all-captures for all)")
+    outside = " outside the autotuner's trials" if c.get("trials") else ""
+    missing = c.get("left_out") or []
+    if not missing:
+        return (f" — {c['compiled']} of {c['captured']} captured specs compiled{trials} (a representative set: every "
+                f"value launched{outside}; --all-captures for all)")
+    shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+    return (f" — {c['compiled']} of {c['captured']} captured specs compiled{trials} (a representative set of at most "
+            f"{c.get('limit', c['compiled'])}; launched{outside} but left out: {shown}; --all-captures compiles every "
+            f"one)")
 
 
 def _bytes(n: int) -> str:

@@ -246,7 +246,8 @@ class _Page:
             c = kr.captures
             out.append(f'<p class="note captures">{c.get("compiled", 0)} of {c.get("captured", 0)} captured spec(s) '
                        f'compiled' + (f', {c["trials"]} autotuner trial(s) left out' if c.get("trials") else "") +
-                       "</p>")
+                       (f'; launched values left out: {_e(", ".join(c["left_out"]))} (--all-captures compiles '
+                        f'every one)' if c.get("left_out") else "") + "</p>")
         spec_data = [self.spec_data(kr, cs, labels) for cs in kr.compiled]
         self.n_specs += len(kr.compiled)
         if kr.compiled:

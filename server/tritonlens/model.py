@@ -346,9 +346,10 @@ class KernelReport:
     kernel: KernelInfo
     compiled: list[CompiledSpec] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # merged over specs, sorted
-    # With captures: {"compiled": 12, "captured": 134, "trials": 0} — how many captured specs were compiled (a
-    # representative set unless all_captures) of how many distinct ones were recorded.
-    captures: dict[str, int] = field(default_factory=dict)
+    # With captures: {"compiled": 12, "captured": 134, "trials": 0, "limit": 12, "left_out": ["BLOCK=8192"]} — how
+    # many captured specs were compiled (a representative set of at most `limit` unless all_captures) of how many
+    # distinct ones were recorded, and the launched values that set has no spec of.
+    captures: dict[str, Any] = field(default_factory=dict)
     pending: int = 0  # specs still compiling: a partial report, sent before the kernel's last spec is done
 
     @property

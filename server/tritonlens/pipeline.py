@@ -55,7 +55,7 @@ class _PlannedKernel:
     findings: list[Finding] = field(default_factory=list)  # from specs: SRC002, SRC003, bad hints
     withheld: dict[str, str] = field(default_factory=dict)  # names the slice did not bind (loader.Slice.withheld)
     assumed: dict[str, str] = field(default_factory=dict)  # names bound by a switch not run (loader.Slice.assumed)
-    captures: dict[str, int] = field(default_factory=dict)  # see KernelReport.captures
+    captures: dict[str, Any] = field(default_factory=dict)  # see KernelReport.captures
 
 
 @dataclass
@@ -383,17 +383,18 @@ class Checker:
     def _bounded_captures(self, item: "_PlannedKernel", specs: list[Spec], main: bool) -> list[Spec]:
         """Captured specs: a representative set (specs.representative) unless all_captures; the counts go on the
         kernel's report ("12 of 134 captured specs compiled")."""
-        from .specs import representative
+        from .specs import left_out, representative
 
         captured = [s for s in specs if s.label.startswith("capture")]
         if not captured:
             return specs
-        chosen = captured if self.settings.all_captures else representative(captured,
-                                                                             self.settings.max_captured_specs)
+        limit = self.settings.max_captured_specs
+        chosen = captured if self.settings.all_captures else representative(captured, limit)
         if main:
             item.captures = {"compiled": len(chosen), "captured": len(captured),
                              "trials": sum(1 for s in captured if s.autotune == "trial"),
-                             "trials_compiled": sum(1 for s in chosen if s.autotune == "trial")}
+                             "trials_compiled": sum(1 for s in chosen if s.autotune == "trial"),
+                             "limit": limit, "left_out": left_out(captured, chosen)}
         return chosen + [s for s in specs if not s.label.startswith("capture")]
 
     def _specs(self, kernel: KernelInfo, target: str, launches, caps) -> tuple[list[Spec], list[Finding]]:
