@@ -109,8 +109,8 @@ def test_row_block_wider_than_the_row_and_too_few_programs(checker, tmp_path):
     grid = [f for f in found if f.code == "LAUNCH002"]
     assert [(f.line, f.severity) for f in grid] == [(6, "info")]  # the def line
     g = grid[0]
-    assert g.message.startswith("8 programs on 132 SMs (H100 SXM/H200, cuda:90): 124 SMs idle (94%)"), g.message
-    assert g.data["programs"] == 8 and g.data["sms"] == 132 and g.data["resident"] >= 1
+    assert g.message.startswith("8 programs on 132 SMs (H100 SXM, cuda:90): 124 SMs idle (94%)"), g.message
+    assert g.data["programs"] == 8 and g.data["sms"] == 132 and g.data["resident"] >= 1 and g.data["gpu"] == "h100"
 
 
 def test_a_last_wave_mostly_empty(checker, tmp_path):
@@ -121,7 +121,7 @@ def test_a_last_wave_mostly_empty(checker, tmp_path):
     assert not [f for f in found if f.code == "LAUNCH001"]  # 2048 of 2048: no lane idle
     (g,) = [f for f in found if f.code == "LAUNCH002"]
     assert g.data["resident"] == 12 and g.data["capacity"] == 1584 and g.data["waves"] == 2
-    assert "1679 programs, 1584 resident at a time on H100 SXM/H200, cuda:90 (132 SMs × 12 per SM, limited by " \
+    assert "1679 programs, 1584 resident at a time on H100 SXM, cuda:90 (132 SMs × 12 per SM, limited by " \
            "registers)" \
         ": a second wave 6% full — 47% of the program slots over 2 waves idle" in g.message, g.message
 

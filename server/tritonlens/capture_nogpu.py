@@ -13,113 +13,50 @@ chosen unless it was the only one.
 With `--interpret` the kernels really run, in Triton's interpreter (TRITON_INTERPRET=1), for programs whose later
 launches depend on results; each launch is recorded the same way before the interpreter runs it.
 
-What needs a GPU is reported, never papered over: torch.cuda stops the program with a message naming the first
-call, and a compiled kernel's fields (n_regs, metadata) or Triton's device queries raise `NoGpuError` saying so.
+The program sees one virtual GPU (`--gpu`, default the target's; device_answers): Triton's driver, torch.cuda's
+queries (an SM count that shapes grids, rows per program) and the vendor's query tool answer as it, and tensors the
+program asks for on the device are made on the CPU — a test suite written for `device="cuda"` runs its launches.
+What needs real hardware is reported, never papered over: a use of torch.cuda beyond queries and allocations stops
+the program with a message naming the call, and a compiled kernel's fields (n_regs, metadata) raise `NoGpuError`
+saying so.
 """
 from __future__ import annotations
 
 import os
 import sys
-import traceback
 from typing import Any, Callable
 
-from .model import Target
+from . import device_answers
+from .device_answers import gpu_target, user_frame
+from .virtual_gpu import GpuModel, resolve
+
+ENV_GPU = "TRITONLENS_CAPTURE_GPU"  # the virtual GPU a --no-gpu capture answers as (a virtual_gpu key)
+
 
 class NoGpuError(RuntimeError):
     """The program asked for something only a GPU has, in a run recorded without one."""
 
 
-def gpu_target(text: str) -> Any:
-    from triton.backends.compiler import GPUTarget
-
-    target = Target.parse(text)
-    return GPUTarget(target.backend, target.arch, target.warp_size)
-
-
-def _user_frame() -> str:
-    """`file:line: code` of the innermost frame that is the program's, not torch's, triton's or ours."""
-    skip = ("/torch/", "/triton/", "/tritonlens/", "<frozen ", "importlib")
-    for frame in reversed(traceback.extract_stack()[:-2]):
-        name = frame.filename.replace(os.sep, "/")
-        if not any(s in name for s in skip):
-            return f"{frame.filename}:{frame.lineno}: {(frame.line or '').strip()}"
-    return "(no frame of the program found)"
-
-
 def needs_gpu(what: str) -> NoGpuError:
-    where = _user_frame()
+    where = user_frame()
     msg = (f"tritonlens capture --no-gpu: the program needs a GPU at {where}\n  ({what}). The launches recorded "
-           f"before it are kept. Make the driver device-agnostic — e.g. `DEVICE = \"cuda\" if "
-           f"torch.cuda.is_available() else \"cpu\"` and `device=DEVICE` for its tensors — or capture on a GPU "
-           f"machine without --no-gpu.")
+           f"before it are kept. Device queries are answered as the virtual GPU and tensors asked for on the device "
+           f"are made on the CPU, but this needs real hardware: capture on a GPU machine without --no-gpu, run the "
+           f"kernels in Triton's interpreter (--interpret), or keep that call out of a --no-gpu run "
+           f"(TRITONLENS_CAPTURE_NO_GPU is set in it).")
     if not getattr(needs_gpu, "said", False):  # printed once even if the program catches the error
         needs_gpu.said = True  # type: ignore[attr-defined]
         sys.stderr.write(msg + "\n")
     return NoGpuError(msg)
 
 
-def guard_torch_cuda() -> None:
-    """torch.cuda initialises lazily on its first real use (a CUDA tensor, a device query, synchronize): that call
-    is the one to name. `torch.cuda.is_available()` does not initialise and keeps answering False."""
-    import torch.cuda
-
-    if getattr(torch.cuda._lazy_init, "__tritonlens_guard__", False):
-        return
-
-    def lazy_init(*_a: Any, **_k: Any) -> None:
-        raise needs_gpu("torch.cuda is initialised here: a CUDA tensor, a device query or a synchronize")
-
-    lazy_init.__tritonlens_guard__ = True  # type: ignore[attr-defined]
-    torch.cuda._lazy_init = lazy_init
-
-
-def _no_timing(kernel_call: Callable[[], Any], quantiles: Any = None, **_: Any) -> Any:
-    """The autotuner's benchmarker without a GPU: the launch is made (recorded), nothing is timed."""
-    kernel_call()
-    return [0.0] * len(quantiles) if quantiles else 0.0
-
-
-class _Unavailable:
-    def __init__(self, what: str) -> None:
-        self._what = what
-
-    def __getattr__(self, name: str) -> Any:
-        raise needs_gpu(f"{self._what}.{name} asks the GPU driver")
-
-
-class NoGpuDriver:
-    """Triton's `driver.active` for a run without a GPU: the target the launches are specialized for, device 0,
-    stream 0; anything that would ask real hardware raises NoGpuError."""
-
-    def __init__(self, target: Any) -> None:
-        self.target = target
-        self.utils = _Unavailable("driver.active.utils")
-
-    def is_active(self) -> bool:
-        return True
-
-    def get_current_target(self) -> Any:
-        return self.target
-
-    def get_current_device(self) -> int:
-        return 0
-
-    def set_current_device(self, device: int) -> None:
-        pass
-
-    def get_current_stream(self, device: Any = None) -> int:
-        return 0
-
-    def get_benchmarker(self) -> Callable[..., Any]:
-        return _no_timing
-
-    def get_active_torch_device(self) -> Any:
-        import torch
-
-        return torch.device("cpu")
-
-    def __getattr__(self, name: str) -> Any:
-        raise needs_gpu(f"driver.active.{name} asks the GPU driver")
+def answer_as(gpu_key: str | None, target_text: str) -> GpuModel:
+    """Answer every device query of this process as the virtual GPU (`gpu_key`, else the target's default) and make
+    the tensors asked for on the device on the CPU (device_answers). Triton's driver is answered when triton is
+    imported, torch.cuda when torch is."""
+    gpu = resolve(target_text, gpu_key, local=False)
+    device_answers.install(gpu, tensors="cpu", on_hardware=needs_gpu, tools=False, target=target_text)
+    return gpu
 
 
 class NotCompiled:
@@ -167,15 +104,13 @@ def _record_launch(hook: Any, jit_fn: Any, target: Any, args: tuple, kwargs: dic
 
 def install(hook: Any, target_text: str, interpret: bool = False) -> None:
     """Replace Triton's launch path in this process (see the module doc)."""
-    from triton.runtime import driver
     from triton.runtime.jit import JITFunction
 
     from .capture import _wrap_once
 
     target = gpu_target(target_text)
-    driver.set_active(NoGpuDriver(target))
-    if "torch" in sys.modules:
-        guard_torch_cuda()
+    if device_answers.current() is None:  # the bootstrap installs them before the program runs
+        answer_as(os.environ.get(ENV_GPU), target_text)
 
     def run_without_gpu(jit_fn, *args, grid, warmup, **kwargs):
         for pre in jit_fn.pre_run_hooks:

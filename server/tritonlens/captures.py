@@ -61,7 +61,7 @@ def _valid(obj: Any) -> str | None:
     for key in ("constants", "attrs", "options"):
         if key in obj and not isinstance(obj[key], dict):
             return f"field {key!r} is not an object"
-    for key in ("target", "triton_version"):
+    for key in ("target", "triton_version", "gpu"):  # gpu: the virtual GPU a --no-gpu capture answered as
         if obj.get(key) is not None and (not isinstance(obj[key], str) or len(obj[key]) > 64):
             return f"field {key!r} is not a short string"
     if len(obj["signature"]) > 1024 or not all(isinstance(k, str) and isinstance(v, str) and len(k) + len(v) < 512

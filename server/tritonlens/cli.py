@@ -385,7 +385,7 @@ def _print_text(report, select, quiet: bool) -> None:
             if art is None:
                 print(f"{head} not compiled")
             elif art.error:
-                print(f"{head} FAILED ({art.error.kind})")
+                print(f"{head} {'not compiled' if art.error.ours else 'FAILED'} ({art.error.kind})")
             else:
                 r = art.resources
                 spill = r.spill_stores + r.spill_loads

@@ -61,6 +61,30 @@ def _visible_cuda_cap(smi_csv: str, visible: str | None) -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
+def local_gpu_name() -> str | None:
+    """The name the driver gives the GPU `local_gpu_target` names (`NVIDIA H200`, rocminfo's marketing name)."""
+    target = local_gpu_target()
+    if target is None:
+        return None
+    try:
+        if target.startswith("hip"):
+            out = subprocess.run([shutil.which("rocminfo") or "rocminfo"], capture_output=True, text=True,
+                                 timeout=20).stdout
+            m = re.search(r"Name:\s+gfx[0-9a-f]+\s*\n\s*Marketing Name:\s+(.+?)\s*$", out, re.M)
+            return m.group(1) if m else None
+        out = subprocess.run([shutil.which("nvidia-smi") or "nvidia-smi", "--query-gpu=index,uuid,name",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    rows = [[p.strip() for p in ln.split(",", 2)] for ln in out.splitlines() if ln.count(",") >= 2]
+    visible = (os.environ.get("CUDA_VISIBLE_DEVICES") or "").split(",")[0].strip()
+    for index, uuid, name in rows:
+        if not visible or visible == index or (visible.startswith(("GPU-", "MIG-")) and uuid.startswith(visible[:12])):
+            return name
+    return None
+
+
+@functools.lru_cache(maxsize=1)
 def local_gpu_sms() -> int | None:
     """SMs (CUs on AMD) of the GPU `local_gpu_target` names: the CUDA driver's multiprocessor count (through ctypes,
     no torch, no context created), or rocminfo's `Compute Unit` of the first GPU agent. None when unknown."""
@@ -90,9 +114,11 @@ def local_gpu_sms() -> int | None:
         return None
 
 
-def resolve_target(setting: str) -> str:
+def resolve_target(setting: str, gpu_target: str | None = None) -> str:
+    """The target `setting` names; `auto`: the named GPU's target (`gpu_target`, from `--gpu`), else the local
+    GPU's, else cuda:90."""
     if setting == "auto":
-        return local_gpu_target() or DEFAULT_TARGET
+        return gpu_target or local_gpu_target() or DEFAULT_TARGET
     return setting
 
 

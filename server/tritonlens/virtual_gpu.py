@@ -154,6 +154,8 @@ def lookup(name: str) -> GpuModel:
     """A GPU by its key or any spelling of its name (`H100`, `nvidia h200`, `mi300x`). ValueError when unknown."""
     text = name.strip().lower().replace("nvidia", "").replace("amd", "").replace("instinct", "")
     text = text.replace("geforce", "").replace(" ", "").replace("_", "").replace("-", "")
+    if not text:
+        raise ValueError(f"no GPU named: one of {', '.join(names())}")
     for key, gpu in GPUS.items():
         if text in (key.replace("-", ""), gpu.short_name.lower().replace(" ", ""),
                     gpu.name.lower().replace(" ", "").replace("-", "")):
@@ -197,6 +199,34 @@ def from_local_name(name: str, target: str) -> GpuModel:
     except ValueError:
         pass
     return for_target(target)
+
+
+def resolve(target: str, name: str | None = None, local: bool = True) -> GpuModel:
+    """The GPU a compile for `target` stands for, in every door and finding: the one `name` gives (`--gpu`,
+    `tritonlens.gpu`) when it is of that arch, else the local GPU when `target` is its target, else the target's
+    default. Lenient where `for_target` refuses: an extra target of another arch than the named GPU gets its own
+    default."""
+    if name:
+        try:
+            return for_target(target, name)
+        except ValueError:
+            pass
+    from .targets import local_gpu_name, local_gpu_target
+
+    if local and local_gpu_target() == str(target):
+        return from_local_name(local_gpu_name() or "", str(target))
+    return for_target(target)
+
+
+def validate(name: str, target: str) -> str | None:
+    """What is wrong with naming GPU `name` for target setting `target` (`auto` or a target), None when nothing."""
+    try:
+        gpu = lookup(name)
+        if target != "auto":
+            for_target(target, gpu.key)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 # ---------------------------------------------------------------- what libraries read

@@ -19,14 +19,6 @@ from . import rule
 from ._common import Span, def_span, finding, plural
 from .resources import occupancy
 
-# SMs (CUs) per target when the GPU is not the local one, and the GPU the number is for (named in the message).
-SM_TABLE: dict[str, tuple[int, str]] = {
-    "cuda:80": (108, "A100"),
-    "cuda:90": (132, "H100 SXM/H200"),
-    "cuda:100": (148, "B200"),
-    "hip:gfx942": (304, "MI300X"),
-}
-
 _ACCESS_MASK_POS = {"load": 1, "store": 2}  # tl.load(ptr, mask, ...), tl.store(ptr, value, mask, ...)
 _DEPTH = 8
 
@@ -409,13 +401,14 @@ def _launch_count(n: int, of: int) -> str:
 
 
 def sm_count(ctx) -> tuple[int, str] | None:
-    """(SMs, where the number comes from) for the spec's target: the setting, the local GPU, else the table."""
+    """(SMs, the GPU they are of) for the spec's target: the setting, the local GPU's driver, else the GPU the check
+    stands for (tritonlens.gpu or the target's default, virtual_gpu)."""
     if ctx.settings.sm_count:
         return ctx.settings.sm_count, "tritonlens.smCount"
+    gpu = ctx.gpu
     if ctx.gpu_sms:
-        return ctx.gpu_sms, "the local GPU"
-    known = SM_TABLE.get(ctx.spec.target)
-    return (known[0], f"{known[1]}, {ctx.spec.target}") if known else None
+        return ctx.gpu_sms, f"the local {gpu.short_name}"
+    return gpu.sms, f"{gpu.short_name}, {ctx.spec.target}"
 
 
 _ORDINAL = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
@@ -476,6 +469,6 @@ def grid_underfill(ctx):
     message = f"{head}, {count} — {fix}"
     data = {"programs": worst.programs, "sms": n_sms, "resident": resident, "capacity": capacity,
             "waves": worst.waves, "fill": round(worst.fill, 4), "last_wave": round(worst.last, 4),
-            "launches_over": len(over), "launches": len(fills), "threshold": threshold,
+            "launches_over": len(over), "launches": len(fills), "threshold": threshold, "gpu": ctx.gpu.key,
             "merge_key": f"LAUNCH002:{worst.programs}/{capacity}"}
     yield finding(ctx, def_span(ctx), "LAUNCH002", message, data=data)

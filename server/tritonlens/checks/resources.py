@@ -56,9 +56,23 @@ def target_limits(target: str) -> Limits | None:
     return _CUDA[max(lower)] if lower else None
 
 
+def gpu_limits(ctx) -> Limits | None:
+    """The limits of the GPU the check stands for (ctx.gpu, virtual_gpu): its shared memory per block and per SM and
+    its resident warps, with the arch's facts (blocks per SM, register granule, AMD's register file), named
+    `H100 SXM (sm_90)`. The arch's table alone when that GPU is not of the spec's target (an arch no GPU of the
+    table has)."""
+    arch = target_limits(ctx.spec.target)
+    gpu = ctx.gpu
+    if arch is None or gpu.target.rstrip("a") != ctx.spec.target.rstrip("a"):
+        return arch
+    return Limits(f"{gpu.short_name} ({arch.name})", gpu.shared_per_block_optin, gpu.shared_per_sm,
+                  gpu.regs_per_sm if gpu.is_cuda else arch.regs_per_sm, gpu.max_threads_per_sm // gpu.warp_size,
+                  arch.max_blocks, arch.reg_granule)
+
+
 def occupancy(ctx) -> dict | None:
     """Resident warps per SM (CU) and what limits them, from registers, shared memory and the warp count."""
-    lim = target_limits(ctx.spec.target)
+    lim = gpu_limits(ctx)
     res = ctx.artifacts.resources
     warps = int(ctx.spec.options.get("num_warps") or ctx.artifacts.metadata.get("num_warps") or 4)
     if lim is None or not warps:
@@ -164,7 +178,7 @@ def _loops(lines: list[str]) -> tuple[tuple[int, int], ...]:
 @rule("RES001", "shared-memory-over-limit", "error")
 def shared_over_limit(ctx):
     """Shared memory per block over the target's limit: the launch fails with OutOfResources."""
-    lim = target_limits(ctx.spec.target)
+    lim = gpu_limits(ctx)
     shared = ctx.artifacts.resources.shared or int(ctx.artifacts.metadata.get("shared") or 0)
     if lim is None or shared <= lim.shared_per_block:
         return
@@ -181,7 +195,8 @@ def shared_over_limit(ctx):
     message = (f"needs {shared} B ({shared / 1024:.1f} KB) of shared memory per block; {lim.name} allows "
                f"{lim.shared_per_block} B ({lim.shared_per_block / 1024:.0f} KB): the launch fails with "
                f"OutOfResources — smaller BLOCK sizes or fewer num_stages" + (f" ({now})" if now else ""))
-    data = {"shared": shared, "limit": lim.shared_per_block, "target": lim.name, "num_stages": stages,
+    data = {"shared": shared, "limit": lim.shared_per_block, "target": lim.name, "gpu": ctx.gpu.key,
+            "num_stages": stages,
             "allocs": [op.loc.line for op in allocs], "merge_key": "RES001"}
     yield finding(ctx, def_span(ctx), "RES001", message, data=data, related_info=rel)
 
@@ -211,7 +226,7 @@ def low_occupancy(ctx):
     occ = occupancy(ctx)
     if occ is None or occ["limiter"] not in ("registers", "shared") or occ["warps"] >= LOW_OCCUPANCY_WARPS:
         return
-    lim = target_limits(ctx.spec.target)
+    lim = gpu_limits(ctx)
     if occ["blocks"] == 0:
         return  # does not fit at all: RES001 (or a launch error) says so
     from ._common import threads
@@ -223,7 +238,7 @@ def low_occupancy(ctx):
     else:
         why = f"{occ['shared']} B of {'LDS' if hip else 'shared memory'} per block ({lim.shared_per_sm} B per {sm})"
     message = (f"occupancy {occ['warps']} of {occ['max_warps']} {'wavefronts' if hip else 'warps'} per {sm} "
-               f"({occ['occupancy']:.0%}): "
+               f"of the {lim.name} ({occ['occupancy']:.0%}): "
                f"{occ['limiter']} allow {occ['blocks']} block(s) of {occ['num_warps']} warps — {why}")
     data = {**occ, "merge_key": f"RES002:{occ['limiter']}"}
     yield finding(ctx, def_span(ctx), "RES002", message, data=data)

@@ -1,0 +1,440 @@
+"""The virtual GPU's answers, installed in a process that has no GPU: every door a library asks its device through
+answers as one `GpuModel` (virtual_gpu), consistently.
+
+- Triton's driver (`triton.runtime.driver.active`): the target, device 0, stream 0, `utils.get_device_properties`.
+- torch (a CPU-only build too): `torch.cuda.is_available`, `device_count`, `current_device`, `set_device`,
+  `device(...)` contexts, `get_device_name`, `get_device_capability`, `get_device_properties`, `mem_get_info`,
+  `get_arch_list`, `is_bf16_supported`, `synchronize`, `empty_cache`, memory statistics, and `torch.version.cuda` /
+  `torch.version.hip`.
+- The vendor's query tools (`nvidia-smi`, or `rocm-smi` / `rocminfo` for an AMD GPU): stand-ins put first on the
+  process's PATH, which print what the real tool prints for that GPU (vendor_tools).
+
+A half-answered world is worse than none: a library that learns `cuda` from Triton and then asks torch must hear the
+same GPU from torch. What the answers never do is put anything on a device. Tensors asked for on the device go by
+`tensors`: "refuse" (tritonlens check: nothing is allocated or launched; the first such use raises
+`DeviceUseRefused`, which says so) or "cpu" (`capture --no-gpu`: factory functions, `.to("cuda")` and `.cuda()` make
+CPU tensors, so a driver or test suite written for `device="cuda"` runs up to its launches).
+"""
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.util
+import os
+import sys
+import tempfile
+import traceback
+from contextlib import nullcontext
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, Callable
+
+from .virtual_gpu import GpuModel, torch_properties
+
+TENSOR_POLICIES = ("refuse", "cpu")
+
+
+class DeviceUseRefused(RuntimeError):
+    """A module used the device (a tensor on it, a stream, a synchronize) while tritonlens checks it: nothing may be
+    allocated or launched then."""
+
+
+def user_frame() -> str:
+    """`file:line: code` of the innermost frame that is the program's, not torch's, triton's or ours."""
+    skip = ("/torch/", "/triton/", "/tritonlens/", "<frozen ", "importlib")
+    for frame in reversed(traceback.extract_stack()[:-2]):
+        name = frame.filename.replace(os.sep, "/")
+        if not any(s in name for s in skip):
+            return f"{frame.filename}:{frame.lineno}: {(frame.line or '').strip()}"
+    return "(no frame of the program found)"
+
+
+def _refuse(what: str) -> BaseException:
+    return DeviceUseRefused(f"the module allocates on the device at import, at {user_frame()} ({what})")
+
+
+@dataclass
+class _State:
+    gpu: GpuModel
+    tensors: str
+    on_hardware: Callable[[str], BaseException]
+    target: str  # the compile target Triton's driver names (the GPU's own, or one of its arch family)
+    device: int = 0
+
+
+_state: _State | None = None
+
+
+def current() -> GpuModel | None:
+    """The GPU this process answers as, None when the answers are not installed."""
+    return _state.gpu if _state is not None else None
+
+
+def install(gpu: GpuModel, tensors: str = "refuse", on_hardware: Callable[[str], BaseException] | None = None,
+            tools: bool = True, target: str | None = None) -> None:
+    """Answer as `gpu` from every door of this process (Triton's driver naming `target`, default the GPU's own).
+    Installing again (another GPU, another target) changes the answers in place. `on_hardware(what)` makes the
+    exception for what only real hardware has (default: the module is refused the device)."""
+    global _state
+    if tensors not in TENSOR_POLICIES:
+        raise ValueError(f"tensors must be one of {TENSOR_POLICIES}")
+    first = _state is None
+    _state = _State(gpu, tensors, on_hardware or _refuse, str(target or gpu.target))
+    if first:
+        when_imported("triton", _answer_triton)
+        when_imported("torch", _answer_torch)
+    else:  # the answers follow the GPU: Triton's target, torch.version's cuda or hip
+        for name, answer in (("triton", _answer_triton), ("torch", _answer_torch)):
+            if name in sys.modules:
+                answer()
+    if tools:
+        put_tools_on_path(gpu, os.environ)
+
+
+def _answer_triton() -> None:
+    from triton.runtime import driver
+
+    driver.set_active(VirtualDriver(_gpu(), _state.target if _state is not None else None))
+
+
+# ---------------------------------------------------------------- Triton's driver
+def gpu_target(target: str) -> Any:
+    """Triton's GPUTarget for a target string (`cuda:90`, `hip:gfx942`)."""
+    from triton.backends.compiler import GPUTarget
+
+    from .model import Target
+
+    t = Target.parse(target)
+    return GPUTarget(t.backend, t.arch, t.warp_size)
+
+
+def _no_timing(kernel_call: Callable[[], Any], quantiles: Any = None, **_: Any) -> Any:
+    """The autotuner's benchmarker without a GPU: the launch is made (recorded), nothing is timed."""
+    kernel_call()
+    return [0.0] * len(quantiles) if quantiles else 0.0
+
+
+def _hardware(what: str) -> BaseException:
+    return (_state.on_hardware if _state is not None else _refuse)(what)
+
+
+class _DriverUtils:
+    """`driver.active.utils`: the device's properties as Triton's C helper returns them; loading a binary or
+    launching asks real hardware."""
+
+    def __init__(self, gpu: GpuModel) -> None:
+        self._gpu = gpu
+
+    def get_device_properties(self, device: Any = 0) -> dict[str, int]:
+        g = self._gpu
+        return {"max_shared_mem": g.shared_per_block_optin, "max_num_regs": g.regs_per_block,
+                "multiprocessor_count": g.sms, "warpSize": g.warp_size, "sm_clock_rate": g.clock_mhz * 1000,
+                "mem_clock_rate": g.memory_clock_mhz * 1000, "mem_bus_width": g.memory_bus_width}
+
+    def __getattr__(self, name: str) -> Any:
+        raise _hardware(f"driver.active.utils.{name} asks the GPU driver")
+
+
+class VirtualDriver:
+    """Triton's `driver.active` answering as `gpu`: its target, device 0, stream 0, its properties; anything that
+    would load or launch code raises (`on_hardware`)."""
+
+    def __init__(self, gpu: GpuModel, target: str | None = None) -> None:
+        self.gpu = gpu
+        self.target = gpu_target(target or gpu.target)
+        self.utils = _DriverUtils(gpu)
+        self.backend = self.target.backend
+
+    def is_active(self) -> bool:
+        return True
+
+    def get_current_target(self) -> Any:
+        return self.target
+
+    def get_current_device(self) -> int:
+        return _state.device if _state is not None else 0
+
+    def set_current_device(self, device: int) -> None:
+        _set_device(device)
+
+    def get_current_stream(self, device: Any = None) -> int:
+        return 0
+
+    def get_device_capability(self, device: Any = None) -> tuple[int, int]:
+        return self.gpu.capability
+
+    def get_benchmarker(self) -> Callable[..., Any]:
+        return _no_timing
+
+    def get_active_torch_device(self) -> Any:
+        import torch
+
+        return torch.device("cuda", self.get_current_device())
+
+    def get_device_interface(self) -> Any:
+        import torch
+
+        return torch.cuda
+
+    def __getattr__(self, name: str) -> Any:
+        raise _hardware(f"driver.active.{name} asks the GPU driver")
+
+
+# ---------------------------------------------------------------- torch
+def _set_device(device: Any) -> None:
+    index = _device_index(device)
+    if index is None:
+        return
+    if index != 0:
+        raise _hardware(f"device {index} is asked for; the virtual GPU is one device (0)")
+    if _state is not None:
+        _state.device = index
+
+
+def _device_index(device: Any) -> int | None:
+    if device is None:
+        return None
+    if isinstance(device, int):
+        return device if device >= 0 else None
+    if isinstance(device, str):
+        device = device.split(":")
+        return int(device[1]) if len(device) > 1 and device[1].isdigit() else 0
+    index = getattr(device, "index", None)
+    return index if isinstance(index, int) else 0
+
+
+def _gpu() -> GpuModel:
+    assert _state is not None
+    return _state.gpu
+
+
+class _Stream(SimpleNamespace):
+    """torch.cuda.current_stream() / default_stream(): stream 0, on which there is never anything to wait for."""
+
+    def __init__(self, *_: Any, **__: Any) -> None:
+        super().__init__(cuda_stream=0, device_index=0, priority=0)
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def wait_stream(self, *_: Any) -> None:
+        pass
+
+    def wait_event(self, *_: Any) -> None:
+        pass
+
+
+class _DeviceContext:
+    """`torch.cuda.device(i)` / `device_of(t)`: selects device i of the one there is."""
+
+    def __init__(self, device: Any) -> None:
+        self.idx = _device_index(device)
+        self.prev_idx = 0
+
+    def __enter__(self) -> None:
+        self.prev_idx = _state.device if _state is not None else 0
+        _set_device(self.idx)
+
+    def __exit__(self, *_: Any) -> bool:
+        _set_device(self.prev_idx)
+        return False
+
+
+def _zero(*_: Any, **__: Any) -> int:
+    return 0
+
+
+def _nothing(*_: Any, **__: Any) -> None:
+    return None
+
+
+_TORCH_CUDA: dict[str, Callable[..., Any]] = {
+    "is_available": lambda: True,
+    "is_initialized": lambda: True,
+    "device_count": lambda: 1,
+    "current_device": lambda: _state.device if _state is not None else 0,
+    "set_device": _set_device,
+    "get_device_name": lambda device=None: _gpu().name,
+    "get_device_capability": lambda device=None: _gpu().capability,
+    "get_device_properties": lambda device=None: torch_properties(_gpu()),
+    "mem_get_info": lambda device=None: (_gpu().memory_bytes, _gpu().memory_bytes),
+    "get_arch_list": lambda: [_arch_name(_gpu())],
+    "is_bf16_supported": lambda including_emulation=True: _gpu().capability >= (8, 0) or not _gpu().is_cuda,
+    "synchronize": _nothing, "empty_cache": _nothing, "ipc_collect": _nothing, "init": _nothing,
+    "reset_peak_memory_stats": _nothing, "reset_max_memory_allocated": _nothing,
+    "reset_accumulated_memory_stats": _nothing,
+    "memory_allocated": _zero, "max_memory_allocated": _zero, "memory_reserved": _zero, "max_memory_reserved": _zero,
+    "manual_seed": _nothing, "manual_seed_all": _nothing, "seed": _nothing, "seed_all": _nothing,
+    "current_stream": _Stream, "default_stream": _Stream,
+    "stream": lambda stream=None: nullcontext(),
+    "_exchange_device": lambda device: _exchange(device),
+    "_maybe_exchange_device": lambda device: _exchange(device),
+}
+
+
+def _exchange(device: int) -> int:
+    before = _state.device if _state is not None else 0
+    _set_device(device)
+    return before
+
+
+def _arch_name(gpu: GpuModel) -> str:
+    backend, _, arch = gpu.target.partition(":")
+    return f"sm_{arch}" if backend == "cuda" else arch
+
+
+def _answer_torch() -> None:
+    """Patch torch.cuda's device queries and torch.version (at `import torch`, or now if it is imported)."""
+    import torch
+    import torch.cuda
+    import torch.version
+
+    gpu = _gpu()
+    torch.version.cuda = (getattr(torch.version, "cuda", None) or "12.8") if gpu.is_cuda else None
+    torch.version.hip = None if gpu.is_cuda else (getattr(torch.version, "hip", None) or "6.4.43482")
+    if getattr(torch.cuda, "__tritonlens_answers__", False):
+        return
+    torch.cuda.__tritonlens_answers__ = True  # type: ignore[attr-defined]
+    for name, fn in _TORCH_CUDA.items():
+        setattr(torch.cuda, name, fn)
+    torch.cuda.device = _DeviceContext  # type: ignore[assignment,misc]
+    torch.cuda.device_of = lambda obj: _DeviceContext(getattr(obj, "device", None))  # type: ignore[assignment]
+    with_memory = getattr(torch.cuda, "memory", None)
+    if with_memory is not None:
+        for name in ("mem_get_info", "empty_cache", "memory_allocated", "max_memory_allocated",
+                     "reset_peak_memory_stats"):
+            setattr(with_memory, name, _TORCH_CUDA[name])
+
+    def lazy_init(*_a: Any, **_k: Any) -> None:
+        # torch initialises CUDA lazily on its first real use: a tensor on the device, a stream, an RNG state
+        raise _hardware("torch.cuda is initialised there: a tensor on the device, an RNG state or another use of "
+                        "real hardware")
+
+    torch.cuda._lazy_init = lazy_init
+    if _state is not None and _state.tensors == "cpu":
+        _tensors_on_cpu(torch)
+
+
+# ---------------------------------------------------------------- tensors made on the CPU (capture --no-gpu)
+_FACTORIES = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+              "logspace", "eye", "tensor", "as_tensor", "empty_like", "zeros_like", "ones_like", "full_like",
+              "rand_like", "randn_like", "randint_like", "empty_strided", "from_numpy", "normal", "tril_indices",
+              "triu_indices", "scalar_tensor")
+_TENSOR_METHODS = ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided")
+
+
+def _on_device(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.split(":")[0] in ("cuda", "hip")
+    return getattr(value, "type", None) in ("cuda", "hip") and type(value).__name__ == "device"
+
+
+def _cpu_device(kwargs: dict[str, Any]) -> dict[str, Any]:
+    if _on_device(kwargs.get("device")):
+        kwargs["device"] = "cpu"
+    return kwargs
+
+
+def _tensors_on_cpu(torch: Any) -> None:
+    """Factory functions, `Tensor.to(device)`, `.cuda()` and `new_*` put what is asked for on the device on the CPU."""
+    def factory(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def on_cpu(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **_cpu_device(kwargs))
+        return on_cpu
+
+    for name in _FACTORIES:
+        fn = getattr(torch, name, None)
+        if fn is not None and not getattr(fn, "__wrapped__", None):
+            setattr(torch, name, factory(fn))
+    for name in _TENSOR_METHODS:
+        fn = getattr(torch.Tensor, name, None)
+        if fn is not None:
+            setattr(torch.Tensor, name, factory(fn))
+    to = torch.Tensor.to
+
+    @functools.wraps(to)
+    def to_cpu(self: Any, *args: Any, **kwargs: Any) -> Any:
+        args = tuple("cpu" if i == 0 and (_on_device(a) or (isinstance(a, int) and not isinstance(a, bool)))
+                     else a for i, a in enumerate(args))
+        return to(self, *args, **_cpu_device(kwargs))
+
+    torch.Tensor.to = to_cpu
+    torch.Tensor.cuda = lambda self, device=None, non_blocking=False, **_: self
+    torch.Tensor.pin_memory = lambda self, *_a, **_k: self
+    module_cuda = getattr(torch.nn.Module, "cuda", None)
+    if module_cuda is not None:
+        torch.nn.Module.cuda = lambda self, device=None: self
+
+
+# ---------------------------------------------------------------- the vendor's query tools
+def put_tools_on_path(gpu: GpuModel, env: Any) -> str:
+    """Write the stand-ins for `gpu`'s query tools into a folder of this process's own and put it first on
+    env["PATH"]. Returns the folder."""
+    folder = _tools_folder()
+    from .vendor_tools import write_tools
+
+    write_tools(folder, gpu, sys.executable)
+    parts = [p for p in env.get("PATH", "").split(os.pathsep) if p and p != folder]
+    env["PATH"] = os.pathsep.join([folder, *parts])
+    return folder
+
+
+_tools: list[str] = []
+
+
+def _tools_folder() -> str:
+    if not _tools:
+        import atexit
+        import shutil
+
+        _tools.append(tempfile.mkdtemp(prefix="tritonlens-gpu-tools-"))
+        atexit.register(shutil.rmtree, _tools[0], True)
+    return _tools[0]
+
+
+# ---------------------------------------------------------------- run something when a module is imported
+class _ImportWatcher(importlib.abc.MetaPathFinder):
+    """Runs its callbacks right after `import NAME` finishes — no cost for programs that never import it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.then: list[Callable[[], None]] = []
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(self.name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader = spec.loader
+        exec_module = loader.exec_module
+        callbacks = self.then
+
+        def exec_then(module):
+            exec_module(module)
+            for then in callbacks:
+                try:
+                    then()
+                except Exception as exc:  # noqa: BLE001 — never break the import itself
+                    sys.stderr.write(f"tritonlens: hook not installed: {type(exc).__name__}: {exc}\n")
+
+        loader.exec_module = exec_then  # type: ignore[method-assign]
+        return spec
+
+
+def when_imported(name: str, then: Callable[[], None]) -> None:
+    """`then()` now if module `name` is loaded, else as soon as it is imported (once)."""
+    if name in sys.modules:
+        then()
+        return
+    watcher = next((f for f in sys.meta_path if isinstance(f, _ImportWatcher) and f.name == name), None)
+    if watcher is None:
+        watcher = _ImportWatcher(name)
+        sys.meta_path.insert(0, watcher)
+    if then not in watcher.then:
+        watcher.then.append(then)
