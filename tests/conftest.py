@@ -1,9 +1,43 @@
-"""Shared test setup: every test compiles with the real Triton on the CPU, into a throwaway artefact cache."""
+"""Shared test setup: every test compiles with the real Triton on the CPU, into a throwaway artefact cache.
+
+Missing dependencies: a test that needs something beyond tritonlens itself calls `missing(NAME, REASON)` when it is
+not there (or `require_module(NAME, REASON)` for a Python module, which returns it). Outside CI that skips the test
+and says why. Under CI (`TRITONLENS_CI=1`, set by `.ci/run`) a dependency the project declares — DECLARED below:
+installed by the `test` extra or by `.ci/run` — fails the test instead, so that a broken install cannot pass as a
+clean run of fewer tests. What CI cannot have (a GPU, Nsight Compute) still skips, saying so: use `pytest.skip`.
+"""
+import importlib
 import os
 import shutil
 import tempfile
+from typing import Any, NoReturn
 
 import pytest
+
+# What CI installs: the `test` extra (torch, selenium, hypothesis), .ci/run (nvim, Debian's chromium and its
+# chromedriver, code-server) and the real-code corpus beside the checkout.
+DECLARED = frozenset({"torch", "selenium", "hypothesis", "corpus", "nvim", "chromium", "code-server"})
+CI = os.environ.get("TRITONLENS_CI", "") not in ("", "0")
+
+
+def missing(name: str, reason: str) -> NoReturn:
+    """The test cannot run because `name` is missing: skip it with `reason` — or, under CI, fail it when `name` is
+    a declared dependency (DECLARED)."""
+    if CI and name in DECLARED:
+        pytest.fail(f"{name} is a declared test dependency but is missing under CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_module(name: str, reason: str, module: str | None = None) -> Any:
+    """Import `module` (default `name`) or report `name` missing (see `missing`); at module level this skips (or,
+    under CI, fails) the whole test file."""
+    try:
+        return importlib.import_module(module or name)
+    except ImportError:
+        if CI and name in DECLARED:
+            pytest.fail(f"{name} is a declared test dependency but cannot be imported under CI: {reason}",
+                        pytrace=False)
+        pytest.skip(reason, allow_module_level=True)
 
 _CACHE = tempfile.mkdtemp(prefix="tritonlens-test-cache-")
 os.environ["TRITONLENS_CACHE_DIR"] = _CACHE

@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import require_module
 
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
@@ -19,7 +20,7 @@ from tritonlens.settings import Settings
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(os.path.dirname(HERE), "examples")
 
-pytest.importorskip("torch", reason="the driver makes torch CPU tensors (pip install torch)")
+require_module("torch", "the driver makes torch CPU tensors (pip install -e '.[test]')")
 pytestmark = pytest.mark.slow
 
 

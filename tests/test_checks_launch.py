@@ -8,6 +8,7 @@ import json
 import shutil
 
 import pytest
+from conftest import missing
 
 from tritonlens.model import clean_launch
 from tritonlens.pipeline import Checker
@@ -185,7 +186,7 @@ def test_launch_records_are_validated():
 def liger(tmp_path_factory, checker):
     reason = _skip_reason()
     if reason:
-        pytest.skip(reason)
+        missing("corpus", reason)
     root = tmp_path_factory.mktemp("corpus") / "liger-kernel"
     shutil.copytree(LIGER, root)
     src = root / "src" / "liger_kernel" / "ops"

@@ -15,6 +15,7 @@ import shutil
 from collections import Counter
 
 import pytest
+from conftest import missing
 
 from tritonlens.captures import unmatched
 from tritonlens.pipeline import Checker
@@ -41,7 +42,7 @@ def _skip_reason() -> str | None:
 def liger(tmp_path_factory):
     reason = _skip_reason()
     if reason:
-        pytest.skip(reason)
+        missing("corpus", reason)
     # A private copy: the corpus folder may be read-only, and the check must find `.tritonlens/` from the files.
     root = tmp_path_factory.mktemp("corpus") / "liger-kernel"
     shutil.copytree(LIGER, root)

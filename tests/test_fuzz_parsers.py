@@ -10,8 +10,11 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from conftest import require_module
+
+require_module("hypothesis", "hypothesis is not installed (pip install -e '.[test]')")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 from tritonlens.captures import MAX_LINE, load_captures
 from tritonlens.hints import parse_hint

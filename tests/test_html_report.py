@@ -10,6 +10,7 @@ import time
 from html.parser import HTMLParser
 
 import pytest
+from conftest import missing
 
 from tritonlens.cli import main
 from tritonlens.html_report import render_report, write_report
@@ -325,9 +326,10 @@ def browser():
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
     except ImportError:
-        pytest.skip("selenium is not installed (pip install selenium)")
+        missing("selenium", "selenium is not installed (pip install -e '.[test]')")
     if not os.path.exists(CHROMEDRIVER) or not os.path.exists(CHROMIUM):
-        pytest.skip("Debian's chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)")
+        missing("chromium", "Debian's chromium and chromium-driver are not installed (apt-get install chromium "
+                            "chromium-driver)")
     os.environ["SE_AVOID_STATS"] = "true"
     profile = tempfile.mkdtemp(prefix="tritonlens-chromium-")
     options = webdriver.ChromeOptions()

@@ -7,12 +7,16 @@ import os
 import sys
 import textwrap
 import time
+import uuid
+from concurrent.futures import Future
 from typing import Any, Callable
 from urllib.parse import unquote
 
 import pytest
+from conftest import missing
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 SERVER = [sys.executable, "-c", "from tritonlens.lsp.server import main; main()"]
@@ -416,7 +420,7 @@ def test_neovim_client(tmp_path):
 
     nvim = shutil.which("nvim")
     if nvim is None:
-        pytest.skip("nvim is not installed")
+        missing("nvim", "nvim is not installed (apt-get install neovim)")
     workspace(tmp_path, broken=BROKEN)
     script = os.path.join(os.path.dirname(__file__), "nvim", "check_diagnostics.lua")
     out = tmp_path / "nvim.json"
@@ -439,7 +443,7 @@ def _neovim_hover_and_action(tmp_path, name: str, text: str, load_line: int) -> 
 
     nvim = shutil.which("nvim")
     if nvim is None:
-        pytest.skip("nvim is not installed")
+        missing("nvim", "nvim is not installed (apt-get install neovim)")
     workspace(tmp_path, **{name: text})
     script = os.path.join(os.path.dirname(__file__), "nvim", "hover_and_action.lua")
     out = tmp_path / "nvim.json"
@@ -553,6 +557,41 @@ async def test_server_survives_bad_input(client: LanguageClient, tmp_path):
     # Still alive: a hover on the syntax-error file answers.
     await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uris["syntax"]), position=types.Position(3, 0)))
+
+
+async def raw_request(client: LanguageClient, method: str, params: Any) -> Any:
+    """A request with `params` sent as they are: pygls' client would type-check them before sending."""
+    msg_id = f"raw-{uuid.uuid4()}"
+    answer: Future = Future()
+    client.protocol._request_futures[msg_id] = answer
+    client.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    return await asyncio.wrap_future(answer)
+
+
+async def test_malformed_requests_are_answered_at_once_with_invalid_params(client: LanguageClient, tmp_path):
+    uris = workspace(tmp_path, add=VECTOR_ADD)
+    await start(client, tmp_path)
+    open_doc(client, uris["add"], VECTOR_ADD)
+    doc = {"uri": uris["add"]}
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 12, "character": 0}}
+    malformed = {  # method, params (raw JSON, as a faulty client sends them), the field the error must name
+        "textDocument/codeAction": ({"textDocument": doc, "range": whole,
+                                     "context": {"diagnostics": [{"message": "x", "code": "PTX001"}]}},
+                                    "context.diagnostics[0].range"),
+        "textDocument/hover": ({"textDocument": doc}, "position"),
+        "textDocument/codeLens": ({"textDocument": 5}, "text_document"),
+        "codeAction/resolve": ({"kind": "quickfix"}, "title"),
+    }
+    for method, (params, field) in malformed.items():
+        started = time.monotonic()
+        with pytest.raises(JsonRpcException) as err:
+            await asyncio.wait_for(raw_request(client, method, params), 5)
+        assert err.value.code == -32602, (method, err.value)  # InvalidParams
+        assert method in err.value.message and field in err.value.message, err.value.message
+        assert time.monotonic() - started < 5
+    # The server goes on serving well-formed requests.
+    assert await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=uris["add"]))) is not None
 
 
 # Two definitions of one kernel name under a module-level if/else: each is its own kernel, with its own report.

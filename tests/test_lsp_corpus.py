@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import missing
 
 from test_corpus import LIGER, _skip_reason
 from test_lsp import SERVER
@@ -26,9 +27,9 @@ LOAD_LINE = 91  # 1-based: `X_row = tl.load(x_base + col_offsets, mask=mask, oth
 def src(tmp_path):
     reason = _skip_reason()
     if reason:
-        pytest.skip(reason)
+        missing("corpus", reason)
     if shutil.which("nvim") is None:
-        pytest.skip("nvim is not installed")
+        missing("nvim", "nvim is not installed (apt-get install neovim)")
     root = tmp_path / "liger-kernel" / "src"
     shutil.copytree(os.path.join(LIGER, "src"), root)  # the corpus may be read-only; the fix edits the file
     for folder, _dirs, names in os.walk(root):
