@@ -165,3 +165,27 @@ def test_a_compiler_growing_past_the_bound_is_the_bound(tmp_path):
     big = [f for f in by_kernel["big"].findings if f.code == "SRC007"]
     assert big and big[0].data["kind"] == "MemoryLimit" and "bound of 600 MB" in big[0].message, big
     assert by_kernel["small"].compiled and all(cs.artifacts.ok for cs in by_kernel["small"].compiled)
+
+
+def test_a_broken_installation_is_not_a_clean_check(tmp_path, monkeypatch, capsys):
+    """Workers whose triton does not import (a broken or shadowed install): SRC007 InternalError, never SRC001, and
+    `check` exits 2 — the check is incomplete, not clean."""
+    shadow = tmp_path / "shadow" / "triton"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('this triton is broken')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "shadow"))  # the workers' triton, not this process's
+    path = _greedy_workspace(tmp_path)
+    code = cli_main(["check", str(path), "--target", "cuda:90", "--workers", "1", "--format", "json"])
+    captured = capsys.readouterr()
+    findings = json.loads(captured.out)
+    assert {(f["code"], f["severity"]) for f in findings} == {("SRC007", "info")}, findings
+    assert {f["kernel"] for f in findings} == {"add_kernel", "copy_kernel"}
+    assert all(f["message"].startswith(f"{f['kernel']} not compiled here: internal error") for f in findings), findings
+    assert code == 2 and "the check is incomplete" in captured.err
+
+
+def test_a_missing_compiler_tool_is_tritonlens_s_failure():
+    from tritonlens.compiler.worker import _error_from_exception
+
+    err = _error_from_exception(RuntimeError("Cannot find ptxas"), None, "/ws/k.py")
+    assert err.kind == "MissingTool" and err.ours and "tritonlens doctor" in err.message

@@ -8,7 +8,7 @@ import sys
 from typing import Sequence
 
 from . import __version__
-from .model import SEVERITY_RANK, Finding, Target
+from .model import BROKEN_HERE, SEVERITY_RANK, Finding, Target
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -282,6 +282,12 @@ def cmd_check(args) -> int:
         counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_RANK}
         print(f"\n{n_k} kernel(s) in {len(files)} file(s): " +
               ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items()))
+    broken = sorted({f.data["kind"] for r in reports for f in r.all_findings()
+                     if f.code == "SRC007" and f.data.get("kind") in BROKEN_HERE})
+    if broken:
+        print(f"tritonlens: some compiles failed inside tritonlens ({', '.join(broken)}; see SRC007): the check is "
+              f"incomplete", file=sys.stderr)
+        return EXIT_ERROR
     # With a baseline, what it already had does not fail the check: only what is new (BASE001 and new findings).
     gating = [f for f in findings if f.data.get("baseline_state") != "unchanged"]
     return EXIT_FINDINGS if any(SEVERITY_RANK.get(f.severity, 3) <= 1 for f in gating) else EXIT_OK

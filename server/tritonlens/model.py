@@ -258,6 +258,9 @@ class CompileError:
 # compiler tool Triton could not find, a bug of tritonlens. The one list the CLI, the editor and the cache read: such a
 # failure is SRC007 (info: it never sets `check`'s exit code), never SRC001, and never cached.
 OWN_FAILURES = frozenset({"MemoryLimit", "Timeout", "WorkerCrash", "Cancelled", "MissingTool", "InternalError"})
+# Of those, the ones that say tritonlens itself is broken here (not a limit it reached): `check` then exits 2, its
+# "internal error", so that a broken installation never passes as a clean check.
+BROKEN_HERE = frozenset({"MissingTool", "InternalError"})
 
 
 @dataclass
