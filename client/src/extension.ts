@@ -13,6 +13,7 @@ import {
   Stage,
   cursorIrRequest,
   followIrRequest,
+  irLogLine,
   languageForStage,
   lineRanges,
   parseIrQuery,
@@ -111,7 +112,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const editor = await vscodeapi.openBeside(vscodeapi.parseUri(fetched.uri), languageForStage(request.stage));
     shownLine.set(editor.document.uri.toString(), request.line);
     highlightIn(editor, fetched, true);
-    log.info(`${fetched.key.kernel} ${request.stage} [${fetched.result.target}, ${fetched.result.spec}]`);
+    log.info(irLogLine(fetched.key.kernel, request.stage, fetched.result));
   }
 
   function rehighlightVisible(): void {

@@ -1,6 +1,7 @@
-// Which Python runs the server, and whether it can: resolution (setting → Python extension),
+// Which Python runs the server, and whether it can: resolution (setting → Python extension → workspace venv → PATH),
 // the import check, and the pip command that fixes what is missing. No VS Code calls here.
 
+import * as fs from 'fs';
 import * as path from 'path';
 
 /** The Python packages the server imports, with the requirement pip installs for each. */
@@ -11,7 +12,7 @@ export const SERVER_MODULES: readonly { module: string; requirement: string }[] 
   { module: 'watchdog', requirement: 'watchdog>=4' },
 ];
 
-export type InterpreterSource = 'setting' | 'python-extension' | 'path';
+export type InterpreterSource = 'setting' | 'python-extension' | 'workspace-venv' | 'path';
 
 export interface Interpreter {
   /** The command: executable first, then any arguments that must precede `-m` (e.g. `conda run -n x python`). */
@@ -39,27 +40,59 @@ export function expandVariables(arg: string, vars: { workspaceFolder?: string; u
   return out;
 }
 
+/** The interpreter of a virtual environment in the workspace folder (`.venv`, then `venv`), if there is one. */
+export function workspaceVenvPython(
+  workspaceFolder: string | undefined,
+  platform: string,
+  exists: (file: string) => boolean,
+): string | undefined {
+  if (!workspaceFolder) {
+    return undefined;
+  }
+  const win = platform === 'win32';
+  const join = win ? path.win32.join : path.posix.join;
+  for (const venv of ['.venv', 'venv']) {
+    const python = win ? join(workspaceFolder, venv, 'Scripts', 'python.exe') : join(workspaceFolder, venv, 'bin', 'python');
+    if (exists(python)) {
+      return python;
+    }
+  }
+  return undefined;
+}
+
 /**
- * `tritonlens.interpreter` wins when set; otherwise the Python extension's active interpreter for
- * the workspace; otherwise, only when the Python extension is not installed, `python3` (`python` on
- * Windows) from PATH. Undefined means the Python extension has no interpreter selected.
+ * `tritonlens.interpreter` wins when set; then the Python extension's active interpreter for the workspace; then
+ * the workspace's own virtual environment (`.venv`/`venv`); then, only when the Python extension is not
+ * installed, `python3` (`python` on Windows) from PATH — the login shell's Python rarely has triton, and pip would
+ * be offered into it. Undefined means the Python extension has no interpreter selected and there is no venv.
  */
 export async function resolveInterpreter(
   setting: readonly string[],
   python: PythonEnvironments | undefined,
-  opts: { resource?: string; workspaceFolder?: string; userHome?: string; platform?: string } = {},
+  opts: {
+    resource?: string;
+    workspaceFolder?: string;
+    userHome?: string;
+    platform?: string;
+    exists?: (file: string) => boolean;
+  } = {},
 ): Promise<Interpreter | undefined> {
   if (setting.length > 0) {
     return { command: setting.map((a) => expandVariables(a, opts)), source: 'setting' };
   }
+  const platform = opts.platform ?? process.platform;
+  const executable = python ? await python.activeExecutable(opts.resource) : undefined;
+  if (executable) {
+    return { command: [executable], source: 'python-extension' };
+  }
+  const venv = workspaceVenvPython(opts.workspaceFolder, platform, opts.exists ?? fs.existsSync);
+  if (venv) {
+    return { command: [venv], source: 'workspace-venv' };
+  }
   if (python) {
-    const executable = await python.activeExecutable(opts.resource);
-    if (executable) {
-      return { command: [executable], source: 'python-extension' };
-    }
     return undefined;
   }
-  return { command: [(opts.platform ?? process.platform) === 'win32' ? 'python' : 'python3'], source: 'path' };
+  return { command: [platform === 'win32' ? 'python' : 'python3'], source: 'path' };
 }
 
 /** Runs a command and collects its output; injected so tests need no Python. */

@@ -162,6 +162,15 @@ export function haveOf(held: IrResult | undefined): IrHave | undefined {
   return held && typeof held.hash === 'string' ? { path: held.path ?? null, hash: held.hash } : undefined;
 }
 
+/** The log line of an opened IR document: kernel, stage and the spec it was compiled under. The server's spec
+ * description already starts with the target (`cuda:90, num_warps=4, …`); the target is added only when it does not. */
+export function irLogLine(kernel: string, stage: Stage, result: Pick<IrResult, 'spec' | 'target'>): string {
+  const spec = result.spec ?? '';
+  const named = spec === result.target || spec.startsWith(`${result.target},`) || spec.startsWith(`${result.target} `);
+  const assumptions = named || !result.target ? spec : spec ? `${result.target}, ${spec}` : result.target;
+  return `${kernel} ${stage} [${assumptions}]`;
+}
+
 /** A `command:` link that opens an IR document, as the server puts in hovers. */
 export function showIrCommandLink(args: IrRequest): string {
   return `command:tritonlens.showIr?${encodeURIComponent(JSON.stringify([args]))}`;

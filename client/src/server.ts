@@ -15,6 +15,7 @@ import {
   serverCommand,
   serverEnv,
 } from './interpreter';
+import { compactRelatedInformation } from './diagnostics';
 import { didChangeConfigurationParams, initializationOptions, readSettings, ServerSettings, SettingProblem } from './settings';
 import { executeCommandParams, SERVER_COMMANDS, TRUSTED_COMMANDS } from './protocol';
 import { parseStatus, ServerStatus, STATUS_NOTIFICATION, ClientState } from './status';
@@ -222,6 +223,9 @@ export class ServerManager {
       initializationOptions: initializationOptions(this.settings),
       outputChannel: this.log,
       markdown: { isTrusted: { enabledCommands: TRUSTED_COMMANDS }, supportHtml: false },
+      middleware: {
+        handleDiagnostics: (uri, diagnostics, next) => next(uri, compactRelatedInformation(diagnostics)),
+      },
     };
     const client = new TritonlensLanguageClient('tritonlens', 'tritonlens', serverOptions, clientOptions);
     client.onNotification(STATUS_NOTIFICATION, (params: unknown) => {

@@ -52,6 +52,41 @@ test('without the Python extension, python3 from PATH (python on Windows)', asyn
   assert.deepEqual(await resolveInterpreter([], undefined, { platform: 'win32' }), { command: ['python'], source: 'path' });
 });
 
+test('without the setting or the Python extension, the workspace .venv comes before PATH', async () => {
+  const files = new Set(['/ws/.venv/bin/python', '/ws/venv/bin/python']);
+  const got = await resolveInterpreter([], undefined, { workspaceFolder: '/ws', platform: 'linux', exists: (f) => files.has(f) });
+  assert.deepEqual(got, { command: ['/ws/.venv/bin/python'], source: 'workspace-venv' });
+  const onlyVenv = await resolveInterpreter([], undefined, {
+    workspaceFolder: '/ws', platform: 'linux', exists: (f) => f === '/ws/venv/bin/python',
+  });
+  assert.deepEqual(onlyVenv, { command: ['/ws/venv/bin/python'], source: 'workspace-venv' });
+  const windows = await resolveInterpreter([], undefined, {
+    workspaceFolder: 'C:\\ws', platform: 'win32', exists: (f) => f === 'C:\\ws\\.venv\\Scripts\\python.exe',
+  });
+  assert.deepEqual(windows, { command: ['C:\\ws\\.venv\\Scripts\\python.exe'], source: 'workspace-venv' });
+  const none = await resolveInterpreter([], undefined, { workspaceFolder: '/ws', platform: 'linux', exists: () => false });
+  assert.deepEqual(none, { command: ['python3'], source: 'path' });
+});
+
+test("the Python extension's choice comes before the workspace venv, which is used when it has none", async () => {
+  const exists = (f: string) => f === '/ws/.venv/bin/python';
+  const chosen = await resolveInterpreter([], pythonExtension('/opt/conda/bin/python'), { workspaceFolder: '/ws', platform: 'linux', exists });
+  assert.deepEqual(chosen, { command: ['/opt/conda/bin/python'], source: 'python-extension' });
+  const unset = await resolveInterpreter([], pythonExtension(undefined), { workspaceFolder: '/ws', platform: 'linux', exists });
+  assert.deepEqual(unset, { command: ['/ws/.venv/bin/python'], source: 'workspace-venv' });
+});
+
+test('a real folder: its .venv is found on disk', async (t) => {
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'tritonlens-ws-'));
+  t.after(() => fs.rmSync(ws, { recursive: true, force: true }));
+  const python = process.platform === 'win32' ? path.join(ws, '.venv', 'Scripts', 'python.exe') : path.join(ws, '.venv', 'bin', 'python');
+  fs.mkdirSync(path.dirname(python), { recursive: true });
+  fs.writeFileSync(python, '');
+  assert.deepEqual(await resolveInterpreter([], undefined, { workspaceFolder: ws }), { command: [python], source: 'workspace-venv' });
+});
+
 test('variables: ${userHome}, ~ and ${workspaceFolder}', () => {
   const vars = { workspaceFolder: '/ws', userHome: '/home/u' };
   assert.equal(expandVariables('~/venv/bin/python', vars), '/home/u/venv/bin/python');

@@ -9,6 +9,7 @@ import {
   IrDocumentProvider,
   IrRequest,
   IrResult,
+  irLogLine,
   irUri,
   languageForStage,
   lineRanges,
@@ -182,4 +183,14 @@ test('every stage opens in a language the manifest declares, with a grammar', ()
     assert.ok(languages.has(languageForStage(stage)), stage);
     assert.ok(grammars.has(languageForStage(stage)), stage);
   }
+});
+
+test('the IR log line names the target once', () => {
+  // What the server sends: the spec description starts with the target.
+  assert.equal(
+    irLogLine('add_kernel', 'ptx', { target: 'cuda:90', spec: 'cuda:90, num_warps=4, num_stages=3, BLOCK_SIZE=1024' }),
+    'add_kernel ptx [cuda:90, num_warps=4, num_stages=3, BLOCK_SIZE=1024]',
+  );
+  assert.equal(irLogLine('k', 'sass', { target: 'cuda:80', spec: 'num_warps=8' }), 'k sass [cuda:80, num_warps=8]');
+  assert.equal(irLogLine('k', 'ttgir', { target: 'hip:gfx942', spec: '' }), 'k ttgir [hip:gfx942]');
 });
