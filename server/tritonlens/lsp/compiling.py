@@ -122,6 +122,7 @@ class CompileScheduler:
             st.blocked = None
             await self._compile(st, gen, group, progress)
             st.crashed = None
+            self._refresh_lenses()
         except asyncio.CancelledError:  # the event loop is closing (the client went away): stop the compile too
             if self.server.running_checker is not None:
                 self.server.running_checker.service.cancel(group, kill_after=0)
@@ -228,6 +229,13 @@ class CompileScheduler:
         self.publish(st, version)
 
     # ------------------------------------------------------------------ output
+    def _refresh_lenses(self) -> None:
+        """The lens above a kernel says what its last compile gave; a client asks for lenses when the text changes,
+        before that compile ended, so it is asked again (LSP 3.16 `workspace/codeLens/refresh`)."""
+        caps = self.server.client_capabilities
+        if caps and caps.workspace and caps.workspace.code_lens and caps.workspace.code_lens.refresh_support:
+            self.server.workspace_code_lens_refresh(None)
+
     def publish(self, st: DocState, version: int | None = None) -> None:
         from .diagnostics import diagnostics_for
 

@@ -94,6 +94,8 @@ class Host(Protocol):
 
     def workspace_apply_edit_async(self, params: "types.ApplyWorkspaceEditParams") -> Any: ...
 
+    def workspace_code_lens_refresh(self, params: None) -> Any: ...
+
 
 async def in_daemon_thread(fn, *args, **kwargs):
     """`asyncio.to_thread` for calls that wait on compiles: the default executor's threads are joined when the event

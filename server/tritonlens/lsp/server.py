@@ -86,12 +86,16 @@ class TritonLensServer(LanguageServer):
 
     # ------------------------------------------------------------------ messages
     def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
-        """A `window/logMessage` (and the Python log). Call on the event loop thread."""
+        """A `window/logMessage`, or the Python log (stderr) when there is no client to send it to: clients show
+        the server's stderr in the same log, so writing both printed every line twice. Call on the event loop
+        thread."""
+        if getattr(self.protocol, "writer", None) is not None:
+            try:
+                self.window_log_message(types.LogMessageParams(type=kind, message=message))
+                return
+            except Exception:  # noqa: BLE001 — the client went away: the Python log still has it
+                pass
         {types.MessageType.Error: log.error, types.MessageType.Warning: log.warning}.get(kind, log.info)(message)
-        try:
-            self.window_log_message(types.LogMessageParams(type=kind, message=message))
-        except Exception:  # noqa: BLE001 — no transport yet (unit use) or the client went away
-            pass
 
     def report_server_error(self, error: Exception, source) -> None:
         """pygls shows a popup for errors in notification handlers; a log line is enough (and never repeats). An
@@ -122,6 +126,9 @@ def create_server() -> TritonLensServer:
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="tritonlens %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pygls").setLevel(logging.WARNING)  # it logs every message it sends at INFO
+    # A client cancels requests that were answered meanwhile (VS Code does on every start): normal, not a warning.
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(
+        lambda record: not record.getMessage().startswith("Cancel notification for unknown message id"))
     server = create_server()
     try:
         server.start_io()
