@@ -105,3 +105,51 @@ def test_capture_lens_on_a_kernel_without_a_complete_spec(checker, tmp_path):
     assert on_cpu.command.arguments[0]["gpu"] is None and on_cpu.command.arguments[0]["noGpu"] == "cuda:80"
     complete = checker.check_file(os.path.join(EXAMPLES, "vector_add.py")).kernels[0]
     assert capture_lens(uri, complete, "cuda:90") is None  # compiled from its hint: nothing to capture
+
+
+def test_a_request_still_running_at_its_limit_is_answered_once_with_an_error():
+    """A handler that never finishes (a stand-in for one stuck on a compile) gets RequestFailed at its limit, and
+    its late result is not sent as a second answer; a quick one is answered normally."""
+    import asyncio
+    import json
+
+    from tritonlens.lsp.server import create_server
+
+    server = create_server()
+    sent = []
+
+    class Writer:
+        def write(self, data):
+            sent.append(json.loads(data.decode().split("\r\n\r\n", 1)[1]))
+
+        def close(self):
+            pass
+
+    server.protocol.set_writer(Writer())
+    release = asyncio.Event()
+
+    @server.feature("tritonlens/testSlow")
+    async def slow(ls, params):
+        await release.wait()
+        return "late"
+
+    @server.feature("tritonlens/testQuick")
+    async def quick(ls, params):
+        return "quick"
+
+    server.protocol.request_limits["tritonlens/testSlow"] = 0.3
+
+    async def run():
+        for i, method in enumerate(("tritonlens/testSlow", "tritonlens/testQuick")):
+            message = json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": {}})
+            server.protocol.handle_message(json.loads(message, object_hook=server.protocol.structure_message))
+        await asyncio.sleep(1.0)
+        release.set()
+        await asyncio.sleep(0.2)
+
+    asyncio.run(run())
+    answers = {m["id"]: m for m in sent if "id" in m}
+    assert answers[1]["result"] == "quick"
+    assert answers[0]["error"]["code"] == -32803, answers[0]  # RequestFailed
+    assert "tritonlens/testSlow" in answers[0]["error"]["message"] and "in 0.3 s" in answers[0]["error"]["message"]
+    assert [m["id"] for m in sent if "id" in m].count(0) == 1

@@ -18,6 +18,7 @@ from . import fix_configs
 from .diagnostics import SOURCE
 from .host import in_daemon_thread
 from .irviews import SpecView, compiled_specs, fmt_bytes
+from .protocol import allow
 
 if TYPE_CHECKING:
     from .docstate import DocState
@@ -473,6 +474,9 @@ class Fixes:
 
 def register(server: "Host") -> None:
     fixes = Fixes()
+    # Resolving or applying a fix the user picked waits for its re-compile (and the client's applyEdit answer).
+    allow(server, types.CODE_ACTION_RESOLVE, RESOLVE_WAIT_S + 10)
+    allow(server, types.WORKSPACE_EXECUTE_COMMAND, RESOLVE_WAIT_S + 30)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True))

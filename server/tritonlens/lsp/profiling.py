@@ -7,11 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from .protocol import allow
+
 if TYPE_CHECKING:
     from ..model import KernelReport
     from .host import Host
 
 PROFILE = "tritonlens.profileKernel"
+PROFILE_TIMEOUT_S = 600.0  # ncu on one captured launch; the command answers within this and a minute more
 
 
 def replayable_captures(kr: "KernelReport", captures: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -47,6 +50,8 @@ def lens_for(ls: "Host", uri: str, kr: "KernelReport") -> types.CodeLens | None:
 
 
 def register(server: "Host") -> None:
+    allow(server, types.WORKSPACE_EXECUTE_COMMAND, PROFILE_TIMEOUT_S + 60)
+
     @server.command(PROFILE)
     async def profile_kernel(ls, *args: Any) -> "dict[str, Any] | None":  # no type-checking-only hints: see lifecycle
         from ..pipeline import find_workspace_root
@@ -63,7 +68,8 @@ def register(server: "Host") -> None:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"tritonlens: {why}"))
             return None
         ls.log(f"profiling {kr.name} under ncu (replaying its captured launch)…")
-        result = await asyncio.to_thread(run_profile, st.path, kr.name, workspace_root=find_workspace_root(st.path))
+        result = await asyncio.to_thread(run_profile, st.path, kr.name, workspace_root=find_workspace_root(st.path),
+                                         timeout=PROFILE_TIMEOUT_S)
         if not result.ok:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error,
                                                            f"tritonlens: profiling {kr.name} failed: {result.error}"))
