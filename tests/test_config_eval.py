@@ -223,3 +223,26 @@ def test_kernels_with_device_built_autotune_lists_compile(tmp_path):
     assert all(cs.artifacts is not None and cs.artifacts.error is None for cs in kr.compiled)
     assert sorted((cs.spec.constants["BKV"], cs.spec.options["num_warps"]) for cs in kr.compiled) == [
         (32, 2), (32, 4), (64, 2), (64, 4)]
+
+
+def test_the_decorator_sees_the_module_as_it_stands_at_its_line(tmp_path):
+    path = tmp_path / "order.py"
+    path.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        BLOCKS = [16]
+        if triton.runtime.driver.active.get_current_target().arch >= 90:
+            BLOCKS.append(32)
+
+        @triton.autotune(configs=[triton.Config({"B": b}) for b in BLOCKS], key=[])
+        @triton.jit
+        def k(x_ptr, B: tl.constexpr):
+            pass
+
+        BLOCKS = [128]  # rebound after the kernel: its decorator never saw this
+    '''))
+    (k,) = discover(str(path), path.read_text(), str(tmp_path), target="cuda:90").kernels
+    assert k.autotune_configs == [{"kwargs": {"B": 16}}, {"kwargs": {"B": 32}}]
+    (k,) = discover(str(path), path.read_text(), str(tmp_path), target="cuda:80").kernels
+    assert k.autotune_configs == [{"kwargs": {"B": 16}}]

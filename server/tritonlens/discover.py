@@ -863,8 +863,8 @@ def config_program(scope: ModuleScope, expr: ast.expr) -> Program:
     modules: dict[str, ModuleCode] = {}
     asked: dict[str, set[str]] = {}  # file -> the names of it already followed
 
-    def add(sc: ModuleScope, start: list[ast.AST]) -> None:
-        keep, names, attrs = _dependencies(sc, start)
+    def add(sc: ModuleScope, start: list[ast.AST], before: int | None = None) -> None:
+        keep, names, attrs = _dependencies(sc, start, before)
         code = modules.setdefault(sc.path, ModuleCode(sc.path, sc.text))
         code.keep = sorted(set(code.keep) | keep)
         for local in sorted(names & set(sc.imports)):
@@ -884,15 +884,15 @@ def config_program(scope: ModuleScope, expr: ast.expr) -> Program:
                 asked.setdefault(file, set()).update(wanted)
                 add(other, [ast.Name(id=n, ctx=ast.Load()) for n in sorted(wanted)])
 
-    add(scope, [expr])
+    add(scope, [expr], before=expr.lineno)  # the decorator runs where it stands: later bindings do not count
     return Program(main=scope.path, modules=modules, expression=scope.segment(expr), line=expr.lineno)
 
 
-def _dependencies(scope: ModuleScope, start: list[ast.AST]) -> tuple[set[tuple[int, int]], set[str],
-                                                                     dict[str, set[str]]]:
-    """(places of the module statements `start` depends on, with the blocks around them; the names read; the
-    attributes read of each name)."""
-    bindings, mutators = _module_bindings(scope.tree)
+def _dependencies(scope: ModuleScope, start: list[ast.AST], before: int | None = None) -> tuple[
+        set[tuple[int, int]], set[str], dict[str, set[str]]]:
+    """(places of the module statements `start` depends on — those above line `before` when given — with the
+    blocks around them; the names read; the attributes read of each name)."""
+    bindings, mutators = _module_bindings(scope.tree, before)
     keep: set[tuple[int, int]] = set()
     names: set[str] = set()
     attrs: dict[str, set[str]] = {}
@@ -928,7 +928,7 @@ def _place(stmt: ast.stmt) -> tuple[int, int]:
     return stmt.lineno, stmt.col_offset
 
 
-def _module_bindings(tree: ast.Module):
+def _module_bindings(tree: ast.Module, before: int | None = None):
     """Module-level statements, inside top-level `if`/`try` blocks too (never under `if __name__ == "__main__":`):
     {name: [(statement binding it, the blocks around it)]}, and [(statement, blocks, names it may change in place)]
     for those that change a module value without binding it (`CONFIGS.append(...)`, `TABLE[k] = v`)."""
@@ -937,6 +937,8 @@ def _module_bindings(tree: ast.Module):
 
     def visit(stmts: list[ast.stmt], parents: tuple[ast.stmt, ...]) -> None:
         for s in stmts:
+            if before is not None and s.lineno >= before:
+                break
             if isinstance(s, ast.If):
                 if not is_main_guard(s):
                     visit(s.body + s.orelse, parents + (s,))
