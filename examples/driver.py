@@ -5,9 +5,10 @@ sizes are not multiples of 16 — so the captures hold both specializations a re
     tritonlens capture --no-gpu -- python examples/driver.py      # CPU tensors: launches recorded, not run
     DEVICE=cuda tritonlens capture -- python examples/driver.py   # on a GPU: launched, and checked against torch
 
-Device-agnostic through DEVICE (environment variable; default "cuda" when torch sees a GPU, else "cpu"). On the
-CPU under `--no-gpu` the kernels are not executed, so the outputs are whatever was allocated; the results are only
-compared with torch when the kernels really ran (DEVICE=cuda).
+Device-agnostic through DEVICE (environment variable; default "cuda" when torch sees a GPU, else "cpu"). Under
+`--no-gpu` torch sees tritonlens's virtual GPU and the tensors are made on the CPU, but the kernels are not executed,
+so the outputs are whatever was allocated: the results are only compared with torch when the kernels really ran
+(TRITONLENS_CAPTURE_NO_GPU, which `--no-gpu` sets, is unset).
 """
 import os
 import sys
@@ -24,7 +25,7 @@ import softmax  # noqa: E402
 import vector_add  # noqa: E402
 
 DEVICE = os.environ.get("DEVICE") or ("cuda" if torch.cuda.is_available() else "cpu")
-VERIFY = DEVICE != "cpu"  # on the CPU the launches are recorded, not run
+VERIFY = DEVICE != "cpu" and not os.environ.get("TRITONLENS_CAPTURE_NO_GPU")  # --no-gpu: recorded, not run
 
 HIDDEN, HEADS, HEAD_DIM, MLP = 768, 12, 64, 3072
 

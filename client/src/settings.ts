@@ -19,6 +19,8 @@ export interface ServerSettings {
   maskedLaneThreshold: number;
   gridFillThreshold: number;
   smCount: number;
+  gpu: string;
+  env: Record<string, string>;
 }
 
 export const DEFAULT_SETTINGS: Readonly<ServerSettings> = Object.freeze({
@@ -37,6 +39,8 @@ export const DEFAULT_SETTINGS: Readonly<ServerSettings> = Object.freeze({
   maskedLaneThreshold: 0.25,
   gridFillThreshold: 0.75,
   smCount: 0,
+  gpu: '', // '': the local GPU, else the target's default (see docs/gpu.md)
+  env: {},
 });
 
 export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as (keyof ServerSettings)[];
@@ -111,6 +115,10 @@ export function readSettings(get: (key: string) => unknown, problems: SettingPro
     maskedLaneThreshold: pick('maskedLaneThreshold', fraction, 'is not a fraction between 0 and 1'),
     gridFillThreshold: pick('gridFillThreshold', fraction, 'is not a fraction between 0 and 1'),
     smCount: pick('smCount', count, 'is not a whole number (0: from the GPU or the target)'),
+    gpu: pick('gpu', (v) => typeof v === 'string', 'is not a GPU name (h100, h200, b200, a100, mi300x, ...)'),
+    env: pick('env', (v) => typeof v === 'object' && v !== null && !Array.isArray(v)
+      && Object.values(v as Record<string, unknown>).every((x) => typeof x === 'string'),
+    'is not an object of NAME → string value'),
   };
 
   // Rules are checked one by one so a single typo does not drop the user's other choices.

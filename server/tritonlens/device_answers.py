@@ -13,7 +13,8 @@ A half-answered world is worse than none: a library that learns `cuda` from Trit
 same GPU from torch. What the answers never do is put anything on a device. Tensors asked for on the device go by
 `tensors`: "refuse" (tritonlens check: nothing is allocated or launched; the first such use raises
 `DeviceUseRefused`, which says so) or "cpu" (`capture --no-gpu`: factory functions, `.to("cuda")` and `.cuda()` make
-CPU tensors, so a driver or test suite written for `device="cuda"` runs up to its launches).
+CPU tensors, which say they are on `cuda:0`, so a driver or test suite written for `device="cuda"` runs its launches
+down the GPU's path).
 """
 from __future__ import annotations
 
@@ -286,6 +287,17 @@ def _arch_name(gpu: GpuModel) -> str:
     return f"sm_{arch}" if backend == "cuda" else arch
 
 
+def _own_function(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """A function object of its own for each name: torch._dynamo keeps one rule per torch function object and
+    refuses one object found under two names."""
+    def answer(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    answer.__name__ = answer.__qualname__ = name
+    answer.__module__ = "torch.cuda"
+    return answer
+
+
 def _answer_torch() -> None:
     """Patch torch.cuda's device queries and torch.version (at `import torch`, or now if it is imported)."""
     import torch
@@ -299,14 +311,14 @@ def _answer_torch() -> None:
         return
     torch.cuda.__tritonlens_answers__ = True  # type: ignore[attr-defined]
     for name, fn in _TORCH_CUDA.items():
-        setattr(torch.cuda, name, fn)
+        setattr(torch.cuda, name, _own_function(fn, name))
     torch.cuda.device = _DeviceContext  # type: ignore[assignment,misc]
     torch.cuda.device_of = lambda obj: _DeviceContext(getattr(obj, "device", None))  # type: ignore[assignment]
     with_memory = getattr(torch.cuda, "memory", None)
     if with_memory is not None:
         for name in ("mem_get_info", "empty_cache", "memory_allocated", "max_memory_allocated",
                      "reset_peak_memory_stats"):
-            setattr(with_memory, name, _TORCH_CUDA[name])
+            setattr(with_memory, name, getattr(torch.cuda, name))
 
     def lazy_init(*_a: Any, **_k: Any) -> None:
         # torch initialises CUDA lazily on its first real use: a tensor on the device, a stream, an RNG state
@@ -363,6 +375,19 @@ def _tensors_on_cpu(torch: Any) -> None:
         return to(self, *args, **_cpu_device(kwargs))
 
     torch.Tensor.to = to_cpu
+    # and a CPU tensor says it is on the device, as the program's tensors would be on a GPU: code that sizes work
+    # from `x.device` (`get_device_properties(x.device).multi_processor_count` when `x.device.type == "cuda"`)
+    # takes the GPU's path
+    real_device = torch._C.TensorBase.device
+    on_gpu = torch.device("cuda", 0)
+
+    def device(self: Any) -> Any:
+        real = real_device.__get__(self)
+        return on_gpu if real.type == "cpu" else real
+
+    torch.Tensor.device = property(device)  # type: ignore[assignment,method-assign]
+    torch.Tensor.is_cuda = property(lambda self: real_device.__get__(self).type in ("cpu", "cuda"))  # type: ignore
+    torch.Tensor.get_device = lambda self: 0
     torch.Tensor.cuda = lambda self, device=None, non_blocking=False, **_: self
     torch.Tensor.pin_memory = lambda self, *_a, **_k: self
     module_cuda = getattr(torch.nn.Module, "cuda", None)

@@ -201,10 +201,16 @@ def check_gpu() -> list[Check]:
     from .profile import find_ncu
     from .targets import local_gpu_target
 
+    from .targets import resolve_target
+    from .virtual_gpu import resolve
+
     gpu = local_gpu_target()
+    model = resolve(resolve_target("auto"))  # the GPU `check` (target auto) answers as and reports for
     out = [Check("gpu", "ok" if gpu else "info",
-                 f"local GPU {gpu}" if gpu else "no GPU visible (compiles run on the CPU; captures: tritonlens "
-                 "capture --no-gpu, or on a GPU machine)", {"target": gpu})]
+                 f"local GPU {gpu}: {model.label()}" if gpu else
+                 f"no GPU visible: imports see the virtual {model.label()} for {model.target} (--gpu / "
+                 "tritonlens.gpu for another; captures: tritonlens capture --no-gpu, or on a GPU machine)",
+                 {"target": gpu, "gpu": model.key, "virtual": gpu is None})]
     ncu = find_ncu()
     out.append(Check("ncu", "ok" if ncu else "info", ncu or "ncu not found (only needed to profile on a GPU)",
                      {"path": ncu}))
