@@ -72,6 +72,12 @@ export interface SettingProblem {
   message: string;
 }
 
+/** A copy of a setting's value. Settings are JSON; VS Code hands object values out as Proxies, which
+ * `structuredClone` refuses (DataCloneError), so the extension failed to activate once an object setting was read. */
+function jsonCopy(value: unknown): unknown {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
 /**
  * Turns raw configuration values (`get('target')` → whatever the user wrote) into settings the
  * server can rely on. Never throws: a bad value is replaced by its default and reported.
@@ -83,13 +89,13 @@ export function readSettings(get: (key: string) => unknown, problems: SettingPro
   const pick = <K extends keyof ServerSettings>(key: K, ok: (v: unknown) => boolean, why: string): ServerSettings[K] => {
     const value = get(key);
     if (value === undefined || value === null) {
-      return structuredClone(DEFAULT_SETTINGS[key]) as ServerSettings[K];
+      return jsonCopy(DEFAULT_SETTINGS[key]) as ServerSettings[K];
     }
     if (!ok(value)) {
       bad(key, value, why);
-      return structuredClone(DEFAULT_SETTINGS[key]) as ServerSettings[K];
+      return jsonCopy(DEFAULT_SETTINGS[key]) as ServerSettings[K];
     }
-    return structuredClone(value) as ServerSettings[K];
+    return jsonCopy(value) as ServerSettings[K];
   };
   const positive = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v > 0;
   const positiveInt = (v: unknown) => positive(v) && Number.isInteger(v);

@@ -94,3 +94,17 @@ test('package.json declares every setting with the same default, plus the client
   assert.equal(properties['tritonlens.captureCommand'].default, '');
   assert.ok(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.includes('tritonlens.captureCommand'));
 });
+
+test('object and array values handed out as Proxies (as VS Code does) are read, not refused', () => {
+  // VS Code's WorkspaceConfiguration.get returns object values wrapped in a Proxy; structuredClone throws on them.
+  const proxied = (v: object) => new Proxy(v, {});
+  const values: Record<string, unknown> = {
+    rules: proxied({ RES002: 'off' }),
+    interpreter: proxied(['/opt/venv/bin/python']),
+    extraTargets: proxied(['cuda:80']),
+  };
+  const settings = readSettings((key) => values[key]);
+  assert.deepEqual(settings.rules, { RES002: 'off' });
+  assert.deepEqual(settings.interpreter, ['/opt/venv/bin/python']);
+  assert.deepEqual(settings.extraTargets, ['cuda:80']);
+});
