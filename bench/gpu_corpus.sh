@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One GPU session on the real-code corpus: capture Liger-Kernel's own tests on the GPU with the JIT's PTX dumped,
+# On a GPU, the real-code corpus: capture Liger-Kernel's own tests on the GPU with the JIT's PTX dumped,
 # replay every captured compile on the CPU road `check` takes and compare the PTX, then check the corpus with the new
 # captures (timed) and run the GPU-marked tests.
 # Usage (repo root, on a machine with an NVIDIA GPU, torch and triton): bench/gpu_corpus.sh CORPUS_DIR RESULTS_DIR

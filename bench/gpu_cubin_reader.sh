@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One GPU session: the corpus checked with every captured spec on the GPU host's own target, the spill code read from
+# On a GPU: the corpus checked with every captured spec on the GPU host's own target, the spill code read from
 # its cubins (ir.cubin) compared with nvdisasm, check vs bare triton.compile at the host's core count, GPU tests.
 # Usage (repo root, on a machine with an NVIDIA GPU, torch and triton): bench/gpu_cubin_reader.sh CORPUS_DIR RESULTS_DIR
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Final GPU verification: the whole test suite on a GPU machine (GPU tests included), then capture + profile of the
+# The whole test suite on a GPU machine (GPU tests included), then capture + profile of the
 # spilling matmul so PROF001 lands on the SASS001 lines. Usage: bench/gpu_verify.sh RESULTS_DIR
 set -u
 RES=${1:?results folder}

@@ -262,7 +262,7 @@ class _Page:
             out.append(self.matrix(kr, labels))
         key = f"{self.rel(path)}::{k.name}"
         if self.baseline is not None:
-            # `--baseline` (issue 12) hands its per-kernel changes here: lines of text, "registers 96 → 168".
+            # `--baseline` hands its per-kernel changes here: lines of text, "registers 96 → 168".
             changes = self.baseline.get(key) or ["no change since the baseline"]
             out.append('<div class="baseline"><h3>since the baseline</h3><ul>' +
                        "".join(f"<li>{_e(c)}</li>" for c in changes) + "</ul></div>")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One GPU session: capture the examples, dump the JIT's PTX, profile a spilling and a non-spilling kernel.
-# Usage (repo root, on a machine with an NVIDIA GPU, torch, triton and ncu): bench/gpu_session.sh RESULTS_DIR
+# On a GPU: capture the examples with the JIT's PTX dumped (for compare_replay_ptx.py), check them with --target auto,
+# profile a spilling and a non-spilling kernel under ncu, run the GPU tests.
+# Usage (repo root, on a machine with an NVIDIA GPU, torch, triton and ncu): bench/gpu_examples.sh RESULTS_DIR
 set -u
 RES=${1:?results folder}
 mkdir -p "$RES/dump"
