@@ -313,13 +313,9 @@ class _Pipes:
 
 
 def _device(target: str, gpu: str | None) -> dict[str, str]:
-    """The target and the key of the virtual GPU the stand-ins answer as: the named one when it is of the target's
-    arch, else the target's default."""
-    try:
-        model = virtual_gpu.for_target(target, gpu)
-    except ValueError:
-        model = virtual_gpu.for_target(target)
-    return {"target": str(target), "gpu": model.key}
+    """The target and the key of the GPU the stand-ins answer as (virtual_gpu.resolve: the named one when it is of
+    the target's arch, else the local GPU when the target is its own, else the target's default)."""
+    return {"target": str(target), "gpu": virtual_gpu.resolve(str(target), gpu).key}
 
 
 def _is_data(value: Any) -> bool:
