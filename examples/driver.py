@@ -7,7 +7,7 @@ sizes are not multiples of 16 — so the captures hold both specializations a re
 
 Device-agnostic through DEVICE (environment variable; default "cuda" when torch sees a GPU, else "cpu"). Under
 `--no-gpu` torch sees tritonlens's virtual GPU and the tensors are made on the CPU, but the kernels are not executed,
-so the outputs are whatever was allocated: the results are only compared with torch when the kernels really ran
+so the outputs are zeros: the results are only compared with torch when the kernels really ran
 (TRITONLENS_CAPTURE_NO_GPU, which `--no-gpu` sets, is unset).
 """
 import os

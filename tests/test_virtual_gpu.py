@@ -149,6 +149,14 @@ def test_a_library_that_reads_its_device_from_the_environment(checker):
     assert not _codes(report, "SRC006") and report.kernels[0].compiled[0].artifacts.ok
 
 
+def test_env_flag_gives_the_workers_the_variable(capsys):
+    args = ["check", _lib("env_probe"), "--target", "cuda:90", "--workers", "1", "--format", "json"]
+    cli.main(args + ["--env", "ENVLIB_DEVICE=hip"])
+    assert not [f for f in json.loads(capsys.readouterr().out) if f["code"] == "SRC006"]
+    assert cli.main(args + ["--env", "ENVLIB_DEVICE"]) == 2
+    assert "expected NAME=VALUE, got 'ENVLIB_DEVICE'" in capsys.readouterr().err
+
+
 def test_a_module_that_allocates_on_the_device_at_import_gets_one_src006_saying_so(checker):
     report = checker.check_file(_lib("allocates"))
     (f,) = _codes(report, "SRC006")
@@ -226,7 +234,8 @@ from driver_probe.kernels import scale
 from driver_probe.device import NAME, NUM_SMS
 x = torch.randn(1 << 20, device="cuda")
 y = torch.zeros(1 << 20).cuda().to("cuda:0")
-assert x.device.type == "cpu" and torch.cuda.is_available()
+assert x.device == torch.device("cuda", 0) and x.is_cuda and torch.cuda.is_available()  # CPU memory, cuda's name
+assert not torch.empty(64, device="cuda").any()  # nothing fills it: zeros, so sizes read back from it are 0
 scale(x)
 scale(y[:1000])
 smi = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True)

@@ -5,7 +5,7 @@ ints are 1 or multiples of 16, constexpr values, launch options), not of the GPU
 by one that does what Triton's own `run` does up to the compile — the same binder
 (`create_function_from_signature` with the target's backend, so `native_specialize_impl` decides alignment and
 divisibility), the same `_pack_args`, the same `_call_hook` payload — and then hands that payload to the capture
-hook instead of compiling and launching. Outputs stay as allocated. Heuristics run unchanged (they only wrap
+hook instead of compiling and launching. Outputs stay as allocated (zeros: device_answers). Heuristics run unchanged (they only wrap
 `run`); the autotuner runs unchanged too, with a benchmarker that times nothing, so every config it would try
 (after `prune_configs_by`: early_config_prune, perf_model/top_k) is recorded as a trial, and none is marked as
 chosen unless it was the only one.

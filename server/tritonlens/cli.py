@@ -534,9 +534,9 @@ def _file_reports(args) -> list | None:
 
 def _current_state(reports: list, root: str, settings) -> tuple[dict, dict[str, str]]:
     from .baseline import build_baseline, tool_versions
-    from .targets import resolve_target
+    from .virtual_gpu import compile_target
 
-    targets = [resolve_target(settings.target)] + list(settings.extra_targets)
+    targets = [compile_target(settings.target, settings.gpu)] + list(settings.extra_targets)
     return build_baseline(reports, _rel_to(root), tool_versions(targets))
 
 

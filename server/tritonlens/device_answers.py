@@ -335,6 +335,7 @@ _FACTORIES = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "ran
               "logspace", "eye", "tensor", "as_tensor", "empty_like", "zeros_like", "ones_like", "full_like",
               "rand_like", "randn_like", "randint_like", "empty_strided", "from_numpy", "normal", "tril_indices",
               "triu_indices", "scalar_tensor")
+_UNINITIALISED = ("empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided")
 _TENSOR_METHODS = ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new_empty_strided")
 
 
@@ -353,9 +354,17 @@ def _cpu_device(kwargs: dict[str, Any]) -> dict[str, Any]:
 def _tensors_on_cpu(torch: Any) -> None:
     """Factory functions, `Tensor.to(device)`, `.cuda()` and `new_*` put what is asked for on the device on the CPU."""
     def factory(fn: Callable[..., Any]) -> Callable[..., Any]:
+        zeroed = fn.__name__ in _UNINITIALISED
+
         @functools.wraps(fn)
         def on_cpu(*args: Any, **kwargs: Any) -> Any:
-            return fn(*args, **_cpu_device(kwargs))
+            out = fn(*args, **_cpu_device(kwargs))
+            if zeroed and isinstance(out, torch.Tensor):
+                # the kernels that would fill it do not run: zeros, not leftover memory, so a size or index the
+                # host reads back from a kernel's output (a histogram, a prefix sum) is 0, never garbage
+                with torch.no_grad():
+                    out.zero_()
+            return out
         return on_cpu
 
     for name in _FACTORIES:

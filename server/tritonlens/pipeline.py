@@ -20,12 +20,11 @@ from .checks import analyse, place_ir_paths
 from .compiler.cache import ArtifactCache
 from .compiler.pool import CompileJob, CompileService
 from .loader import Slice, slice_module
-from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec
+from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec, SpecVariant
 from .report import (demote_assumed_errors, error_finding, finish_report, load_error_finding,
                      skipped_autotune_configs)
 from .settings import Settings
-from .targets import resolve_target
-from .virtual_gpu import lookup, resolve as resolve_gpu
+from .virtual_gpu import compile_target, resolve as resolve_gpu
 
 log = logging.getLogger(__name__)
 
@@ -215,20 +214,23 @@ class Checker:
         self.close()
 
     def targets(self) -> list[str]:
-        main = resolve_target(self.settings.target, lookup(self.settings.gpu).target if self.settings.gpu else None)
+        main = compile_target(self.settings.target, self.settings.gpu)
         return [main] + [t for t in self.settings.extra_targets if t != main]
 
     # ------------------------------------------------------------------ the pipeline
     def check_file(self, path: str, text: str | None = None, *, workspace_root: str | None = None,
                    on_kernel: Callable[[KernelReport], None] | None = None, group: str | None = None,
                    kernels: set[str] | None = None,
-                   on_partial: Callable[[KernelReport], None] | None = None) -> FileReport:
+                   on_partial: Callable[[KernelReport], None] | None = None,
+                   variant: SpecVariant | None = None) -> FileReport:
         """Check every kernel of `path` (using `text` when given: the editor's unsaved buffer).
 
         `on_kernel` is called as each kernel finishes (from this thread, in the order they finish). `group` tags the
         compile jobs so that `self.service.cancel(group)` stops them. `kernels` limits the check to those names.
+        `variant` compiles only that one spec of its kernel, with its one change (a quick fix's proof).
         """
-        plan = self.plan_file(path, text, workspace_root=workspace_root, group=group, kernels=kernels)
+        plan = self.plan_file(path, text, workspace_root=workspace_root, group=group, kernels=kernels,
+                              variant=variant)
         return self.finish(plan, on_kernel, on_partial)
 
     def check_files(self, paths: list[str],
@@ -249,7 +251,8 @@ class Checker:
             yield self.finish(plan, progress)
 
     def plan_file(self, path: str, text: str | None = None, *, workspace_root: str | None = None,
-                  group: str | None = None, kernels: set[str] | None = None) -> "_Plan":
+                  group: str | None = None, kernels: set[str] | None = None,
+                  variant: SpecVariant | None = None) -> "_Plan":
         """Discover, build specs and submit every compile of a file; `finish` collects them."""
         from .discover import discover
 
@@ -283,7 +286,10 @@ class Checker:
             item.assumed = module.assumed
             for target in targets:
                 specs, spec_findings = self._specs(kernel, target, launches_by_kernel.get(kernel.name), kernel_caps)
-                specs = self._bounded_captures(item, specs, target == targets[0])
+                if variant is not None and variant.kernel == kernel.name:
+                    specs = [variant.apply(s) for s in specs if s.key() == variant.spec_key]
+                else:
+                    specs = self._bounded_captures(item, specs, target == targets[0])
                 for f in spec_findings:
                     if not any(f.sort_key() == g.sort_key() for g in item.findings):
                         item.findings.append(f)

@@ -218,6 +218,14 @@ def resolve(target: str, name: str | None = None, local: bool = True) -> GpuMode
     return for_target(target)
 
 
+def compile_target(setting: str, name: str = "") -> str:
+    """The target a `target` setting compiles for: `auto` is the named GPU's arch (`--gpu`), else the local GPU's,
+    else cuda:90."""
+    from .targets import resolve_target
+
+    return resolve_target(setting, lookup(name).target if name else None)
+
+
 def validate(name: str, target: str) -> str | None:
     """What is wrong with naming GPU `name` for target setting `target` (`auto` or a target), None when nothing."""
     try:

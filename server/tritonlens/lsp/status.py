@@ -10,13 +10,13 @@ STATUS = "tritonlens/status"
 
 
 def send_status(server: "Host", state: str, message: str = "") -> None:
-    from ..targets import resolve_target
+    from ..virtual_gpu import compile_target
 
     findings = [f for st in server.scheduler.docs.values() for f in st.findings()]
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = sum(1 for f in findings if f.severity == "warning")
     try:
-        target = resolve_target(server.settings.target)
+        target = compile_target(server.settings.target, server.settings.gpu)
     except Exception:  # noqa: BLE001
         target = server.settings.target
     if not message:
