@@ -254,13 +254,22 @@ def test_cancel_drops_queued_jobs(tmp_path):
         slow.group = "doc"
         queued = _job(path, KERNEL.format(pre=""))
         queued.group = "doc"
+        # The worker is started first: a job taken while its worker starts is not cancellable until it is sent.
+        assert service.submit(_job(path, KERNEL.format(pre=""))).result(120).ok
         f1, f2 = service.submit(slow), service.submit(queued)
         import time
 
-        time.sleep(3)  # let the slow one start (worker start + import)
-        assert service.cancel("doc", kill_after=0) >= 1
+        deadline = time.monotonic() + 60
+        while not f1.running() and time.monotonic() < deadline:  # the one worker took the slow job
+            time.sleep(0.05)
+        assert f1.running()
+        time.sleep(0.5)  # from taking it to sending it to the worker
+        assert service.cancel("doc", kill_after=0) == 2  # the running job and the one queued behind it
         assert f1.result(120).error.kind == "Cancelled"
-        assert f2.cancelled() or f2.result(120) is not None
+        assert f2.cancelled()  # it never started: no compile, no result
+        # The worker killed with the slow job is replaced: the next job compiles.
+        after = service.submit(_job(path, KERNEL.format(pre=""))).result(120)
+        assert after.ok, after.error
 
 
 # ------------------------------------------------------------------ CLI contract
