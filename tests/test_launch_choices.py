@@ -56,3 +56,59 @@ def test_each_value_a_launch_site_can_pass_is_compiled_and_labelled():
     assert shape.compiled == []
     (f,) = [f for f in shape.findings if f.code == "SRC002"]
     assert "launch sites pass triton.next_power_of_2(x.shape[1])" in f.message
+
+
+def test_arguments_computed_from_one_unknown_are_not_combined():
+    # MODE and BLOCK both follow from n: (MODE=1, BLOCK=16) cannot be launched, so no product of their values is
+    # compiled; each stays unknown and the finding lists its values
+    src = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr, WIDE: tl.constexpr):
+    pass
+
+
+def run(x, n, wide):
+    block = min(max(triton.next_power_of_2(n), 16), 64)
+    k[(1,)](x, n, 0 if n <= 4096 else 1, BLOCK=block, WIDE=1 if wide else 0)
+'''
+    from tritonlens.discover import discover
+    from tritonlens.launches import find_launches
+    from tritonlens.specs import build_specs
+
+    (site,) = find_launches("k", {"/ws/k.py": src})
+    (kernel,) = discover("/ws/k.py", src).kernels
+    specs, (f,) = build_specs(kernel, "cuda:90", launches=[site])
+    assert sorted(s.label for s in specs) == [f"launch at k.py:12 (WIDE={w} of 0, 1)" for w in (0, 1)]
+    assert all(s.missing == ["MODE", "BLOCK"] for s in specs)
+    assert f.data["candidates_by_param"] == {"MODE": ["one of 0, 1"], "BLOCK": ["one of 16, 32, 64"]}
+
+
+def test_a_local_computed_from_the_same_unknown_ties_arguments_too():
+    src = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
+    pass
+
+
+def run(x):
+    n = x.numel()
+    m = n * 2
+    k[(1,)](x, n, 0 if n <= 4096 else 1, BLOCK=min(max(triton.next_power_of_2(m), 16), 64))
+
+
+def run_rebound(x, n, k_dim):
+    width = k_dim
+    width = width * 2
+    k[(1,)](x, n, 0 if n <= 4096 else 1, BLOCK=min(max(triton.next_power_of_2(width), 16), 64))
+'''
+    from tritonlens.launches import find_launches
+
+    for site in find_launches("k", {"/ws/k.py": src}):
+        values, _ = site.bind(["x_ptr", "n", "MODE", "BLOCK"])
+        assert not values["MODE"].independent_of(values["BLOCK"]), site.line

@@ -20,9 +20,15 @@ MAX_CHOICES = 8  # values one argument may take for a launch site to be compiled
 
 @dataclass(frozen=True)
 class Choices:
-    """An argument that can only be one of `values` (in order): all of them, exactly."""
+    """An argument that can only be one of `values` (in order): all of them, exactly. `sources` are the unknown names
+    it is computed from: two arguments computed from a common one are not independent (`n <= LIMIT` and
+    `next_power_of_2(n)`), so not every combination of their values is one a launch can pass."""
 
     values: tuple
+    sources: frozenset = field(default=frozenset(), compare=False)
+
+    def independent_of(self, other: "Choices") -> bool:
+        return not self.sources & other.sources and "*" not in self.sources | other.sources
 
 
 @dataclass
@@ -194,7 +200,8 @@ _WRAPPERS = frozenset({"wrap_triton", "capture_triton"})
 
 
 def _constants(body: list[ast.stmt], outer: dict[str, Any]) -> dict[str, Any]:
-    """Names assigned exactly once in a block to something that evaluates to a constant."""
+    """Names assigned exactly once in a block to something that evaluates to a constant (or to `Choices`); the other
+    names the block binds map to `_Derived`, what their values depend on."""
     env = dict(outer)
     counts: dict[str, int] = {}
     bound: set[str] = set()
@@ -208,19 +215,26 @@ def _constants(body: list[ast.stmt], outer: dict[str, Any]) -> dict[str, Any]:
             bound.add(name)
             if counts.get(name) == 1:
                 value = value_or_choices(stmt.value, env)
-                if value is not _UNKNOWN:
-                    env[name] = value
-                else:
-                    env.pop(name, None)
+                env[name] = value if value is not _UNKNOWN else _Derived(_sources(stmt.value, env))
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
             bound.add(stmt.target.id)
-            value = evaluate(stmt.value, env)
-            if value is not _UNKNOWN and counts.get(stmt.target.id) == 1:
-                env[stmt.target.id] = value
+            if counts.get(stmt.target.id) == 1:
+                value = value_or_choices(stmt.value, env)
+                env[stmt.target.id] = value if value is not _UNKNOWN else _Derived(_sources(stmt.value, env))
     for name, n in counts.items():
         if n > 1 or name not in bound:  # rebound, or bound by a loop / with / unpacking: not this constant
-            env.pop(name, None)
+            env[name] = _ANYTHING
     return env
+
+
+@dataclass(frozen=True)
+class _Derived:
+    """A local with no constant value, computed from `sources` (unknown names; "*" for any)."""
+
+    sources: frozenset
+
+
+_ANYTHING = _Derived(frozenset({"*"}))
 
 
 def _statements(body: list[ast.stmt]):
@@ -247,7 +261,8 @@ def evaluate(node: ast.expr, env: dict[str, Any]) -> Any:
     except (ValueError, SyntaxError, TypeError, MemoryError):
         pass
     if isinstance(node, ast.Name):
-        return env.get(node.id, _UNKNOWN)
+        value = env.get(node.id, _UNKNOWN)
+        return _UNKNOWN if isinstance(value, _Derived) else value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
         a, b = evaluate(node.left, env), evaluate(node.right, env)
         if a is _UNKNOWN or b is _UNKNOWN or not all(isinstance(v, (int, float)) for v in (a, b)):
@@ -294,7 +309,20 @@ def value_or_choices(node: ast.expr, env: dict[str, Any]) -> Any:
     d = _domain(node, env)
     if d is None or d.unbounded_from is not None or not 1 < len(d.finite) <= MAX_CHOICES:
         return _UNKNOWN
-    return Choices(tuple(sorted(d.finite, key=lambda v: (type(v).__name__, v))))
+    return Choices(tuple(sorted(d.finite, key=lambda v: (type(v).__name__, v))), _sources(node, env))
+
+
+def _sources(node: ast.expr, env: dict[str, Any]) -> frozenset:
+    """The names an expression reads that hold no constant: what its value depends on (through `Choices` locals)."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            value = env.get(n.id, _UNKNOWN)
+            if isinstance(value, (Choices, _Derived)):
+                out |= value.sources
+            elif value is _UNKNOWN:
+                out.add(n.id)
+    return frozenset(out)
 
 
 @dataclass(frozen=True)

@@ -197,15 +197,17 @@ MAX_SITE_SPECS = 16  # specs one launch site may add by the values its arguments
 
 def _site_drafts(kernel: KernelInfo, site: LaunchSite, names: list[str]) -> list[_Draft]:
     """One draft per combination of the values a launch site can pass: an argument pinned to a few literals
-    (`Choices`) gives each of them, labelled as such; more combinations than MAX_SITE_SPECS are left unknown."""
+    (`Choices`) gives each of them, labelled as such. Arguments computed from a common unknown (whose combinations
+    are not all possible), and more combinations than MAX_SITE_SPECS, are left unknown: never a guess."""
     values, exprs = site.bind(names)
     where = f"launch at {_short(site.path)}:{site.line}"
     choices = {n: v for n, v in values.items() if isinstance(v, Choices)}
+    tied = {n for n, c in choices.items() for m, d in choices.items() if n != m and not c.independent_of(d)}
     if math.prod(len(c.values) for c in choices.values()) > MAX_SITE_SPECS:
-        for n, c in choices.items():
-            exprs[n] = f"one of {', '.join(map(repr, c.values))}"
-            del values[n]
-        choices = {}
+        tied = set(choices)
+    for n in tied:
+        exprs[n] = f"one of {', '.join(map(repr, choices.pop(n).values))}"
+        del values[n]
     drafts = []
     for combo in itertools.product(*(c.values for c in choices.values())):
         picked = dict(zip(choices, combo))
