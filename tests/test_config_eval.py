@@ -135,13 +135,11 @@ def test_a_hang_is_killed_reported_as_our_limit_and_the_next_evaluation_runs(tmp
 
 def test_a_crashed_evaluator_is_replaced(tmp_path):
     evaluator = ConfigEvaluator(timeout=20)
-    request = {"op": "call", "source": "lambda args: args['n'] * 2", "args": {"n": 21}, "target": "cuda:90",
-               "gpu": "h100"}
     try:
         assert evaluator.call("lambda args: args['n'] + 1", {"n": 1}, "cuda:90") == {"ok": True, "value": 2}
         first = evaluator.pid
         os.kill(first, 9)
-        assert evaluator.evaluate(request) == {"ok": True, "value": 42}
+        assert evaluator.call("lambda args: args['n'] * 2", {"n": 21}, "cuda:90") == {"ok": True, "value": 42}
         assert evaluator.pid not in (None, first)
         # code that brings the process down: reported, and the next evaluation gets a new process
         path = _write_escape(tmp_path, 'real_builtin("__import__")("os").abort()')
@@ -246,3 +244,33 @@ def test_the_decorator_sees_the_module_as_it_stands_at_its_line(tmp_path):
     assert k.autotune_configs == [{"kwargs": {"B": 16}}, {"kwargs": {"B": 32}}]
     (k,) = discover(str(path), path.read_text(), str(tmp_path), target="cuda:80").kernels
     assert k.autotune_configs == [{"kwargs": {"B": 16}}]
+
+
+def test_heuristics_read_module_constants_built_from_device_answers(tmp_path):
+    from tritonlens.specs import build_specs
+
+    path = tmp_path / "heur.py"
+    path.write_text(textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+
+        MAX_BLOCK = 4096 if torch.cuda.get_device_properties(0).shared_memory_per_block_optin >= 144 * 1024 else 1024
+
+
+        def block_for(n):
+            return min(triton.next_power_of_2(n), MAX_BLOCK)
+
+
+        # tritonlens: n=100000
+        @triton.heuristics({"BLOCK": lambda args: block_for(args["n"]),
+                            "EVEN": lambda args: args["n"] % args["BLOCK"]
+                            == 0})
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+            pass
+    '''))
+    for target, block in (("cuda:90", 4096), ("cuda:89", 1024)):
+        (kernel,) = discover(str(path), path.read_text(), str(tmp_path), target=target).kernels
+        (spec,), findings = build_specs(kernel, target)
+        assert findings == [] and spec.constants == {"BLOCK": block, "EVEN": False}

@@ -134,7 +134,7 @@ def guard_program(program: Program) -> None:
     for m in program.modules.values():
         for s in kept_statements(ast.parse(m.text, m.filename), set(m.keep)):
             guard(s)
-    guard(ast.parse(program.expression.strip(), mode="eval"))
+    guard(ast.parse(f"({program.expression.strip()})", mode="eval"))
 
 
 # ---------------------------------------------------------------- the checking side
@@ -169,17 +169,22 @@ class ConfigEvaluator:
             return None, "configs= did not evaluate to a list of triton.Config"
         return configs, None
 
-    def call(self, source: str, args: dict[str, Any], target: str, gpu: str | None = None) -> dict[str, Any]:
-        """`(source)(args)` for a `@triton.heuristics` lambda: {"ok": True, "value": v}, {"ok": False, "unknown":
-        name} when it reads an argument `args` lacks, else {"ok": False, "error": why}."""
+    def call(self, source: str, args: dict[str, Any], target: str, gpu: str | None = None,
+             program: Program | None = None) -> dict[str, Any]:
+        """`(source)(args)` for a `@triton.heuristics` lambda — in its module when `program` (whose expression is
+        `source`) gives the statements it needs, else with `triton`, `tl` and `torch` only: {"ok": True, "value": v},
+        {"ok": False, "unknown": name} when it reads an argument `args` lacks, else {"ok": False, "error": why}."""
+        if program is None:
+            program = Program("<heuristic>", {"<heuristic>": ModuleCode("<heuristic>", "", [], {
+                "triton": "triton", "tl": "triton.language", "torch": "torch"})}, source)
         try:
-            guard(ast.parse(source.strip(), mode="eval"))
+            guard_program(program)
         except Refused as exc:
             return {"ok": False, "error": str(exc)}
         except SyntaxError as exc:
             return {"ok": False, "error": f"SyntaxError: {exc.msg}"}
         known = {k: v for k, v in args.items() if _is_data(v)}
-        return self.evaluate({"op": "call", "source": source, "args": known, **_device(target, gpu)})
+        return self.evaluate({"op": "call", "program": program.to_json(), "args": known, **_device(target, gpu)})
 
     def evaluate(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send one request as it is — no guard — and return the evaluator's answer (or why there is none)."""
@@ -468,56 +473,68 @@ class _OverBudget(BaseException):  # not caught by the file's `except Exception`
     pass
 
 
-def _configs(program: dict[str, Any], world: dict[str, Any]) -> dict[str, Any]:
-    modules: dict[str, dict[str, Any]] = program["modules"]
-    namespaces: dict[str, dict[str, Any]] = {}
-    failed: dict[str, str] = {}  # name -> why the statement binding it failed
+class _Run:
+    """One program in the evaluator: its modules' kept statements run once each, in namespaces of stand-ins."""
 
-    def load(key: str) -> dict[str, Any]:
-        if key in namespaces:
-            return namespaces[key]
-        m = modules[key]
-        ns = _namespace(world)
-        namespaces[key] = ns  # before running: an import cycle sees the names bound so far
+    def __init__(self, program: dict[str, Any], world: dict[str, Any]) -> None:
+        self.program, self.world = program, world
+        self.modules: dict[str, dict[str, Any]] = program["modules"]
+        self.namespaces: dict[str, dict[str, Any]] = {}
+        self.failed: dict[str, str] = {}  # name -> why the statement binding it failed
+        self.filenames = {m["filename"] for m in self.modules.values()}
+
+    def load(self, key: str) -> dict[str, Any]:
+        if key in self.namespaces:
+            return self.namespaces[key]
+        m = self.modules[key]
+        ns = _namespace(self.world)
+        self.namespaces[key] = ns  # before running: an import cycle sees the names bound so far
         for local, dotted in m["imports"].items():
             if isinstance(dotted, list):
                 other, name = dotted
-                if other in modules:
-                    got = load(other)
+                if other in self.modules:
+                    got = self.load(other)
                     value = got.get(name, _MISSING) if name else _Module(got)
                     if value is not _MISSING:
                         ns[local] = value
             else:
-                value = _lookup(world, dotted)
+                value = _lookup(self.world, dotted)
                 if value is not None:
                     ns[local] = value
         tree = ast.parse(m["text"], m["filename"])
         for stmt in kept_statements(tree, {tuple(p) for p in m["keep"]}):
             try:
                 exec(compile(ast.Module([stmt], []), m["filename"], "exec"), ns)  # noqa: S102 — sealed process
-            except _OverBudget:
-                raise
             except MemoryError:
                 raise
             except Exception as exc:  # noqa: BLE001 — a statement nothing needs may fail; a needed one says why below
                 for name in _names_bound(stmt):
-                    failed.setdefault(name, f"{name} (line {stmt.lineno}) could not be evaluated: "
-                                            f"{type(exc).__name__}: {exc}")
+                    self.failed.setdefault(name, f"{name} (line {stmt.lineno}) could not be evaluated: "
+                                                 f"{type(exc).__name__}: {exc}")
         return ns
 
-    filenames = {m["filename"] for m in modules.values()}
+    def value(self) -> Any:
+        """The program's expression, evaluated in its module's namespace."""
+        ns = self.load(self.program["main"])
+        filename = self.modules[self.program["main"]]["filename"]
+        expr = ast.parse(f"({self.program['expression'].strip()})", filename, mode="eval")
+        ast.increment_lineno(expr, int(self.program.get("line", 1)) - 1)
+        return eval(compile(expr, filename, "eval"), ns)  # noqa: S307 — sealed process
+
+    def name_error(self, exc: NameError) -> dict[str, Any]:
+        name = getattr(exc, "name", None)
+        return {"ok": False, "error": self.failed.get(name) or f"NameError: {exc}", "name": name}
+
+
+def _configs(program: dict[str, Any], world: dict[str, Any]) -> dict[str, Any]:
+    run = _Run(program, world)
     try:
-        with _Budget(filenames):
-            ns = load(program["main"])
-            expr = ast.parse(program["expression"].strip(), program_filename(program), mode="eval")
-            ast.increment_lineno(expr, int(program.get("line", 1)) - 1)
-            value = eval(compile(expr, program_filename(program), "eval"), ns)  # noqa: S307 — sealed process
-            configs = [_record(c) for c in value]
+        with _Budget(run.filenames):
+            configs = [_record(c) for c in run.value()]
     except _OverBudget as exc:
         return {"ok": False, "error": str(exc)}
     except NameError as exc:
-        name = getattr(exc, "name", None)
-        return {"ok": False, "error": failed.get(name) or f"NameError: {exc}", "name": name}
+        return run.name_error(exc)
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001
@@ -525,10 +542,6 @@ def _configs(program: dict[str, Any], world: dict[str, Any]) -> dict[str, Any]:
     if any(c is None for c in configs):
         return {"ok": False, "error": "configs= did not evaluate to a list of triton.Config"}
     return {"ok": True, "value": configs}
-
-
-def program_filename(program: dict[str, Any]) -> str:
-    return program["modules"][program["main"]]["filename"]
 
 
 _MISSING = object()
@@ -571,17 +584,16 @@ def _data(value: Any) -> Any:
 
 def _call(request: dict[str, Any], world: dict[str, Any]) -> dict[str, Any]:
     args = _Args(request["args"])
+    run = _Run(request["program"], world)
     try:
-        with _Budget({"<heuristic>"}):
-            ns = _namespace(world)
-            ns.update(triton=world["triton"], tl=world["triton"].language, torch=world["torch"])
-            fn = eval(compile(ast.parse(request["source"].strip(), "<heuristic>", mode="eval"), "<heuristic>",
-                              "eval"), ns)  # noqa: S307 — sealed process
-            value = fn(args)
+        with _Budget(run.filenames):
+            value = run.value()(args)
     except _Unknown as exc:
         return {"ok": False, "unknown": exc.args[0]}
     except _OverBudget as exc:
         return {"ok": False, "error": str(exc)}
+    except NameError as exc:
+        return run.name_error(exc)
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001

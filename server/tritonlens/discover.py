@@ -508,6 +508,9 @@ def _apply_wrappers(scope: ModuleScope, k: KernelInfo, wrappers: list[tuple[str,
                 for key_node, val in zip(values.keys, values.values):
                     if isinstance(key_node, ast.Constant) and isinstance(key_node.value, str):
                         k.heuristics[key_node.value] = scope.segment(val)
+                        program = config_program(scope, val)
+                        if _reads_module(program):
+                            k.heuristic_programs[key_node.value] = program
 
 
 def _returns_value(fn: ast.FunctionDef) -> bool:
@@ -886,6 +889,13 @@ def config_program(scope: ModuleScope, expr: ast.expr) -> Program:
 
     add(scope, [expr], before=expr.lineno)  # the decorator runs where it stands: later bindings do not count
     return Program(main=scope.path, modules=modules, expression=scope.segment(expr), line=expr.lineno)
+
+
+def _reads_module(program: Program) -> bool:
+    """Whether code needs more of its module than `triton`, `tl` and `torch`."""
+    main = program.modules[program.main]
+    return len(program.modules) > 1 or bool(main.keep) or any(
+        dotted not in ("triton", "triton.language", "torch") for dotted in main.imports.values())
 
 
 def _dependencies(scope: ModuleScope, start: list[ast.AST], before: int | None = None) -> tuple[

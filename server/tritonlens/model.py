@@ -83,6 +83,8 @@ class KernelInfo:
     autotune_configs: list[dict[str, Any]] | None = None  # [{"kwargs": {...}, "num_warps": 4, ...}]
     autotune_error: str | None = None  # configs exist but could not be evaluated
     heuristics: dict[str, str] = field(default_factory=dict)  # name -> lambda source
+    # name -> what evaluating that lambda needs of its module (config_eval.Program), when it reads module names
+    heuristic_programs: dict[str, Any] = field(default_factory=dict)
     class_name: str | None = None  # for @staticmethod kernels
     qualname: str | None = None  # attribute path to reach the JITFunction in the module ("Cls.k")
     source_hash: str = ""  # hash of the kernel's source and its helpers'

@@ -329,7 +329,7 @@ def _apply_heuristics(kernel: KernelInfo, values: dict[str, _Value], target: str
     for name, source in kernel.heuristics.items():
         if name in values:
             continue  # set by a hint / capture / launch: the user's word wins
-        answer = config_eval.shared().call(source, known, target, gpu)
+        answer = config_eval.shared().call(source, known, target, gpu, kernel.heuristic_programs.get(name))
         if "unknown" in answer:
             reasons[name] = (f"@triton.heuristics computes it from {answer['unknown']}, which is known only at "
                              "launch")
