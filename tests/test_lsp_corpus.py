@@ -75,5 +75,5 @@ def test_neovim_on_liger_rms_norm(src):
     # so no single hinted value makes them compile; the server answers [] (or placeholders still re-compiling).
     assert seen["action_wait"] and seen["action_line"] == 250, seen
     assert seen["action_ms"] < 30000, seen
-    assert all(t.startswith("Add hint") for t in seen["actions"]), seen["actions"]
+    assert all(t.startswith("Tell tritonlens: ") for t in seen["actions"]), seen["actions"]
     print("actions offered:", seen["actions"])

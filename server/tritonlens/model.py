@@ -46,6 +46,26 @@ class Target:
         return self.backend == "cuda"
 
 
+@dataclass(frozen=True)
+class SpecVariant:
+    """One spec of one kernel with one value changed: what a quick fix is proven on (the spec the finding came from,
+    with the launch option or constexpr the fix sets, nothing else)."""
+
+    kernel: str
+    spec_key: str  # Spec.key() of the spec the finding came from
+    options: tuple[tuple[str, Any], ...] = ()
+    constants: tuple[tuple[str, Any], ...] = ()
+
+    def apply(self, spec: "Spec") -> "Spec":
+        from dataclasses import replace
+
+        change = ", ".join(f"{k}={v}" for k, v in self.options + self.constants)
+        return replace(spec, options={**spec.options, **dict(self.options)},
+                       constants={**spec.constants, **dict(self.constants)},
+                       origins={**spec.origins, **{k: "quick fix" for k, _ in self.options + self.constants}},
+                       label=f"{spec.label or 'spec'} with {change}")
+
+
 # ---------------------------------------------------------------- kernels
 @dataclass
 class Param:

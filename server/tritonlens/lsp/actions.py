@@ -1,7 +1,9 @@
-"""Quick fixes, keyed by rule code. Each candidate edit (a hint comment added or changed, or a literal autotune config
-edited: see `fix_configs`) is applied to a copy of the buffer and re-compiled; it is offered only when the re-compile
-shows that it helps, and its title says what it showed ("Assume n_elements % 16 == 0 — removes PTX001 on line 13;
-ld.global 32→128-bit", "Use num_warps=8 — removes SASS001 (296 B spilled → 0; registers 255 → 184)")."""
+"""Quick fixes, keyed by rule code. A fix changes the program where the value is set — the launch call
+(`fix_launch`), a literal autotune config (`fix_configs`) — or, where the value is only tritonlens's assumption, the
+hint comment that states it ("Tell tritonlens: …": it changes no code, and is never the preferred fix). Each candidate
+is re-compiled — a launch edit on exactly the spec the finding came from with the one value changed — and offered
+only when that shows it helps, its title saying what it showed ("Use num_warps=8 at the launch on line 40 — removes
+SASS001 (296 B spilled → 0; registers 255 → 184)"); one that adds another finding says so and is not preferred."""
 from __future__ import annotations
 
 import asyncio
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from lsprotocol import types
 
 from ..model import Finding, KernelInfo, KernelReport
-from . import fix_configs
+from . import fix_configs, fix_launch
 from .diagnostics import SOURCE
 from .host import in_daemon_thread
 from .irviews import SpecView, compiled_specs, fmt_bytes
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from .host import Host
 
 MAX_FIXES_PER_DIAGNOSTIC = 2
+TELL = "Tell tritonlens: "  # the title of a fix that edits only a hint: what tritonlens assumes, not the program
 MAX_CONFIG_FIXES = 4  # per diagnostic, over all the configs it holds in
 _MARKER = "# tritonlens: "
 
@@ -97,10 +100,10 @@ def _memory_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Cand
         values[name] = _aligned(value, is_ptr)
     what = " and ".join(f"{n} % 16 == 0" if not v.startswith("*") else f"{n} is 16-byte aligned"
                         for n, v in values.items())
-    yield Candidate(f"Assume {what}", values)
+    yield Candidate(f"{TELL}{what}", values)
     if len(values) > 1:
         for name, v in values.items():
-            yield Candidate(f"Assume {name} % 16 == 0" if not v.startswith("*") else f"Assume {name} is aligned",
+            yield Candidate(f"{TELL}{name} % 16 == 0" if not v.startswith("*") else f"{TELL}{name} is aligned",
                             {name: v})
 
 
@@ -108,20 +111,12 @@ def _missing_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Can
     name = f.data.get("param")
     if not name:
         return
+    # Only values the code gives (its launch sites): a constexpr is never guessed.
     seen: list[str] = []
-    for value in [str(c) for c in f.data.get("candidates", [])] + _powers_for(name):
+    for value in [str(c) for c in f.data.get("candidates", [])]:
         if value not in seen:
             seen.append(value)
-            yield Candidate(f"Add hint {name}={value}", {name: value})
-
-
-def _powers_for(name: str) -> list[str]:
-    upper = name.upper()
-    if "BLOCK" in upper or upper.startswith("BS") or upper.endswith("_SIZE"):
-        return ["1024", "128", "64"]
-    if "GROUP" in upper or "STAGE" in upper:
-        return ["8", "4"]
-    return ["64", "16", "1"]
+            yield Candidate(f"{TELL}{name}={value} (a launch site passes it)", {name: value})
 
 
 def _spill_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Candidate]:
@@ -131,15 +126,40 @@ def _spill_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Candi
     spec = specs[0].spec
     warps = int(spec.options.get("num_warps", 4))
     if warps < 16:
-        yield Candidate(f"Use num_warps={warps * 2}", {"num_warps": str(warps * 2)})
-    yield from _halved_blocks(kr, spec)
+        yield Candidate(f"{TELL}the launch uses num_warps={warps * 2}", {"num_warps": str(warps * 2)})
+    yield from _halved_blocks(kr, spec, text)
 
 
-def _halved_blocks(kr: KernelReport, spec, limit: int = 3) -> Iterator[Candidate]:
-    for name in [n for n in kr.kernel.constexpr_names if "BLOCK" in n.upper()][:limit]:
+def _halved_blocks(kr: KernelReport, spec, text: str, limit: int = 3) -> Iterator[Candidate]:
+    whole = whole_row_blocks(text, kr.kernel.def_line)
+    for name in [n for n in kr.kernel.constexpr_names if "BLOCK" in n.upper() and n not in whole][:limit]:
         value = spec.constants.get(name)
         if isinstance(value, int) and value >= 32:
-            yield Candidate(f"Halve {name} to {value // 2}", {name: str(value // 2)})
+            yield Candidate(f"{TELL}the launch uses {name}={value // 2}", {name: str(value // 2)})
+
+
+def whole_row_blocks(text: str, def_line: int) -> set[str]:
+    """Constexprs a kernel needs at least as large as a run-time length: `tl.arange(0, BLOCK)` masked against a bound,
+    with no loop stepping by BLOCK (a one-block-per-row reduction). Halving such a block drops data."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.lineno == def_line), None)
+    if fn is None:
+        return set()
+    aranged: set[str] = set()
+    stepped: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "arange" and len(node.args) == 2 \
+                and isinstance(node.args[1], ast.Name):
+            aranged.add(node.args[1].id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("range",
+                                                                                                "static_range"):
+            stepped.update(a.id for a in node.args[2:3] if isinstance(a, ast.Name))
+    return aranged - stepped
 
 
 def _resource_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Candidate]:
@@ -150,8 +170,8 @@ def _resource_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Ca
     spec = specs[0].spec
     stages = spec.options.get("num_stages")
     if isinstance(stages, int) and stages > 1 and f.data.get("limiter") != "registers":
-        yield Candidate(f"Use num_stages={stages - 1}", {"num_stages": str(stages - 1)})
-    yield from _halved_blocks(kr, spec)
+        yield Candidate(f"{TELL}the launch uses num_stages={stages - 1}", {"num_stages": str(stages - 1)})
+    yield from _halved_blocks(kr, spec, text)
 
 
 CANDIDATES: dict[str, Callable[[KernelReport, Finding, str], Iterator[Candidate]]] = {
@@ -236,11 +256,11 @@ _FIX_DATA = "tritonlens_fix"
 APPLY_FIX = "tritonlens.applyFix"  # the same, for clients without codeAction/resolve: applied by workspace/applyEdit
 
 
-def _recompile(checker, path: str, text: str, name: str, group: str):
+def _recompile(checker, path: str, text: str, name: str, group: str, variant=None):
     from ..compiler.pool import urgent
 
     with urgent():  # ahead of the save compiles of the file's other kernels
-        return checker.check_file(path, text, kernels={name}, group=group)
+        return checker.check_file(path, text, kernels={name}, group=group, variant=variant)
 
 
 class FixSearch:
@@ -254,8 +274,12 @@ class FixSearch:
         self.ident, self.st, self.kr, self.finding, self.diag, self.text = ident, st, kr, finding, diag, text
         code = str(diag.code)
         from_configs = fix_configs.candidates(kr, finding, text) if code in CONFIG_CODES else None
-        self.cands: list[Any] = list(from_configs if from_configs is not None else CANDIDATES[code](kr, finding, text))
-        self.limit = MAX_CONFIG_FIXES if from_configs is not None else MAX_FIXES_PER_DIAGNOSTIC
+        # Program edits first: the launch call, then the configs; the hint edits after them.
+        launch = list(fix_launch.candidates(kr, finding, text)) if code in CONFIG_CODES else []
+        # A hint would replace the launch's spec rather than change the launch: none where the launch can be edited.
+        rest = from_configs if from_configs is not None else [] if launch else CANDIDATES[code](kr, finding, text)
+        self.cands: list[Any] = launch + list(rest)
+        self.limit = (MAX_CONFIG_FIXES if from_configs is not None else MAX_FIXES_PER_DIAGNOSTIC) + bool(launch)
         self.verdicts: dict[int, types.CodeAction | None] = {}
         self.proven: list[types.CodeAction] = []
         self.decided = asyncio.Event()  # set (and cleared) at each verdict
@@ -328,12 +352,19 @@ class FixSearch:
                     cand.edits, cand.new_text, cand.shift = apply_hint(self.text, kr.kernel, cand.values)
                 else:
                     cand.edits, cand.new_text, cand.shift = cand.apply(self.text)
-                report = await in_daemon_thread(_recompile, ls.checker, st.path, cand.new_text, kr.name,
-                                                f"{st.uri}#fix")
+                at_launch = isinstance(cand, fix_launch.LaunchCandidate)
+                # A launch edit leaves the kernel as it is: its proof is the same text, the one spec, one change.
+                report = await in_daemon_thread(_recompile, ls.checker, st.path,
+                                                self.text if at_launch else cand.new_text, kr.name, f"{st.uri}#fix",
+                                                cand.variant if at_launch else None)
                 new = next((k for k in report.kernels if k.name == kr.name and k.kernel.branch == kr.kernel.branch),
                            None)
+                traded = False
                 if new is None:
                     said = None
+                elif at_launch:
+                    shown = fix_launch.outcome(kr, new, f, cand)
+                    said, traded = shown if shown is not None else (None, False)
                 elif group is None:
                     said = outcome(kr, new, f, cand, ls.settings)
                 else:
@@ -343,9 +374,11 @@ class FixSearch:
                     continue
                 if group is not None:
                     groups.add(group)
+                program = group is not None  # a launch or config edit; a hint edit changes no code
                 self._decide(i, types.CodeAction(
                     title=f"{cand.label} — {said}", kind=types.CodeActionKind.QuickFix, diagnostics=[self.diag],
-                    is_preferred=not self.proven, edit=types.WorkspaceEdit(changes={st.uri: cand.edits})))
+                    is_preferred=program and not traded and not any(a.is_preferred for a in self.proven),
+                    edit=types.WorkspaceEdit(changes={st.uri: cand.edits})))
         except Exception as exc:  # noqa: BLE001 — no fix is better than a dead server
             ls.log(f"quick fixes for {self.diag.code} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
         finally:
