@@ -274,3 +274,16 @@ def test_heuristics_read_module_constants_built_from_device_answers(tmp_path):
         (kernel,) = discover(str(path), path.read_text(), str(tmp_path), target=target).kernels
         (spec,), findings = build_specs(kernel, target)
         assert findings == [] and spec.constants == {"BLOCK": block, "EVEN": False}
+
+
+def test_config_code_reads_the_environment_the_workers_import_with(monkeypatch):
+    # USE_FAST_PATH = os.environ.get("DEVICELIB_FAST", "1") == "1" in the fixture's utils.py
+    path = os.path.join(DATA, "devicelib", "attn.py")
+    monkeypatch.setenv("DEVICELIB_FAST", "0")
+    evaluator = ConfigEvaluator()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            kernels = {k.name: k for k in discover(path, fh.read(), DATA, evaluator=evaluator).kernels}
+        assert kernels["imported_flags"].autotune_configs == [{"kwargs": {"BKV": 64}, "num_warps": 4}]
+    finally:
+        evaluator.close()

@@ -245,7 +245,6 @@ class ConfigEvaluator:
         code = (f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); from tritonlens.config_eval import serve; "
                 f"serve({req_r}, {ans_w}, {self.memory_mb})")
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
-        env["TRITONLENS_EVALUATOR_ENV"] = json.dumps(dict(os.environ))  # what the file's `os.environ` reads
         try:
             self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", code], pass_fds=(req_r, ans_w),
                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -268,6 +267,7 @@ class ConfigEvaluator:
             self._stop()
             raise RuntimeError(f"it failed to start: {hello.get('error') if isinstance(hello, dict) else hello}")
         self.sealed = bool(hello.get("sealed"))
+        self._conn.send_bytes(json.dumps({"environ": dict(os.environ)}).encode())  # what the file's os.environ reads
 
     def _death(self) -> str | None:
         try:
@@ -354,7 +354,6 @@ def serve(request_fd: int, answer_fd: int, memory_mb: int) -> None:
 
     requests = Connection(request_fd, writable=False)
     answers = Connection(answer_fd, readable=False)
-    environ = json.loads(os.environ.pop("TRITONLENS_EVALUATOR_ENV", "{}") or "{}")
     try:
         _set_bounds(memory_mb)
         sealed = _seal()
@@ -362,6 +361,10 @@ def serve(request_fd: int, answer_fd: int, memory_mb: int) -> None:
         answers.send_bytes(json.dumps({"ready": False, "error": f"{type(exc).__name__}: {exc}"}).encode())
         return
     answers.send_bytes(json.dumps({"ready": True, "sealed": sealed}).encode())
+    try:
+        environ = json.loads(requests.recv_bytes()).get("environ", {})
+    except (EOFError, OSError, ValueError, AttributeError):
+        return
     while True:
         try:
             raw = requests.recv_bytes()
