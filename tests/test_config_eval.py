@@ -287,3 +287,12 @@ def test_config_code_reads_the_environment_the_workers_import_with(monkeypatch):
         assert kernels["imported_flags"].autotune_configs == [{"kwargs": {"BKV": 64}, "num_warps": 4}]
     finally:
         evaluator.close()
+
+
+def test_the_workers_environment_setting_reaches_config_code(tmp_path):
+    path = os.path.join(DATA, "devicelib", "attn.py")
+    with Checker(Settings(max_workers=1, target="cuda:90", env={"DEVICELIB_FAST": "0"})) as checker:
+        plan = checker.plan_file(path, workspace_root=DATA, kernels={"imported_flags"})
+        report = checker.finish(plan)
+    (kr,) = report.kernels
+    assert [cs.spec.options["num_warps"] for cs in kr.compiled] == [4]

@@ -152,15 +152,18 @@ class ConfigEvaluator:
         self._answers: "OrderedDict[str, dict[str, Any]]" = OrderedDict()
 
     # ------------------------------------------------------------ what callers use
-    def configs(self, program: Program, target: str, gpu: str | None = None) -> tuple[list[dict] | None, str | None]:
-        """(the configs as `[{"kwargs": {...}, "num_warps": 4, ...}]`, None) or (None, why not)."""
+    def configs(self, program: Program, target: str, gpu: str | None = None,
+                env: dict[str, str] | None = None) -> tuple[list[dict] | None, str | None]:
+        """(the configs as `[{"kwargs": {...}, "num_warps": 4, ...}]`, None) or (None, why not). `env` is added to
+        the environment config code reads (tritonlens.env, as the compile workers get it)."""
         try:
             guard_program(program)
         except Refused as exc:
             return None, str(exc)
         except SyntaxError as exc:
             return None, f"SyntaxError: {exc.msg}"
-        answer = self.evaluate({"op": "configs", "program": program.to_json(), **_device(target, gpu)})
+        answer = self.evaluate({"op": "configs", "program": program.to_json(), "env": dict(env or {}),
+                                **_device(target, gpu)})
         if not answer.get("ok"):
             return None, answer.get("error") or "the evaluator gave no reason"
         configs = answer.get("value")
@@ -170,7 +173,7 @@ class ConfigEvaluator:
         return configs, None
 
     def call(self, source: str, args: dict[str, Any], target: str, gpu: str | None = None,
-             program: Program | None = None) -> dict[str, Any]:
+             program: Program | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
         """`(source)(args)` for a `@triton.heuristics` lambda — in its module when `program` (whose expression is
         `source`) gives the statements it needs, else with `triton`, `tl` and `torch` only: {"ok": True, "value": v},
         {"ok": False, "unknown": name} when it reads an argument `args` lacks, else {"ok": False, "error": why}."""
@@ -184,7 +187,8 @@ class ConfigEvaluator:
         except SyntaxError as exc:
             return {"ok": False, "error": f"SyntaxError: {exc.msg}"}
         known = {k: v for k, v in args.items() if _is_data(v)}
-        return self.evaluate({"op": "call", "program": program.to_json(), "args": known, **_device(target, gpu)})
+        return self.evaluate({"op": "call", "program": program.to_json(), "args": known, "env": dict(env or {}),
+                              **_device(target, gpu)})
 
     def evaluate(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send one request as it is — no guard — and return the evaluator's answer (or why there is none)."""
@@ -444,7 +448,7 @@ def _seal() -> bool:
 
 def _answer(request: dict[str, Any], environ: dict[str, str]) -> dict[str, Any]:
     gpu = virtual_gpu.GPUS[request["gpu"]]
-    world = _world(request["target"], gpu, environ)
+    world = _world(request["target"], gpu, {**environ, **request.get("env", {})})
     if request.get("op") == "call":
         return _call(request, world)
     return _configs(request["program"], world)

@@ -230,17 +230,20 @@ class _Evaluation:
     target: str
     gpu: str | None = None
     evaluator: ConfigEvaluator | None = None
+    env: dict[str, str] | None = None
 
 
 def discover(path: str, text: str, workspace_root: str | None = None, target: str = "cuda:90",
-             gpu: str | None = None, evaluator: ConfigEvaluator | None = None) -> DiscoverResult:
+             gpu: str | None = None, evaluator: ConfigEvaluator | None = None,
+             env: dict[str, str] | None = None) -> DiscoverResult:
     """Kernels of one file. A syntax error gives one SRC001 finding and no kernels; nothing raises.
 
     `target` (and `gpu`, a GPU of its arch: virtual_gpu) is what device queries in config-building code answer
-    while autotune configs are evaluated, by `evaluator` (config_eval.shared() when None).
+    while autotune configs are evaluated, by `evaluator` (config_eval.shared() when None), with `env` added to the
+    environment they read.
     """
     result = DiscoverResult()
-    evaluation = _Evaluation(target, gpu, evaluator)
+    evaluation = _Evaluation(target, gpu, evaluator, env)
     try:
         tree = parse_module(text)
     except SyntaxError as exc:
@@ -501,7 +504,8 @@ def _apply_wrappers(scope: ModuleScope, k: KernelInfo, wrappers: list[tuple[str,
                     pass
             if configs is not None:
                 k.autotune_configs, k.autotune_error = evaluate_configs(scope, configs, evaluation.target,
-                                                                        evaluation.gpu, evaluation.evaluator)
+                                                                        evaluation.gpu, evaluation.evaluator,
+                                                                        evaluation.env)
         elif kind == HEURISTICS:
             values = _arg(deco, "values", 0)
             if isinstance(values, ast.Dict):
@@ -838,7 +842,8 @@ def _hash(scope: ModuleScope, fn: ast.FunctionDef, k: KernelInfo) -> str:
 
 # ---------------------------------------------------------------- autotune configs
 def evaluate_configs(scope: ModuleScope, expr: ast.expr, target: str, gpu: str | None = None,
-                     evaluator: ConfigEvaluator | None = None) -> tuple[list[dict[str, Any]] | None, str | None]:
+                     evaluator: ConfigEvaluator | None = None,
+                     env: dict[str, str] | None = None) -> tuple[list[dict[str, Any]] | None, str | None]:
     """Evaluate an autotune `configs=` expression in the evaluator process (config_eval), with `triton.Config`
     recording and device queries answered as the virtual GPU of `target` (`gpu` names another).
 
@@ -849,7 +854,7 @@ def evaluate_configs(scope: ModuleScope, expr: ast.expr, target: str, gpu: str |
         return None, "configs= is a literal that holds no triton.Config"
     except (ValueError, SyntaxError, TypeError):
         pass
-    configs, error = (evaluator or config_eval.shared()).configs(config_program(scope, expr), target, gpu)
+    configs, error = (evaluator or config_eval.shared()).configs(config_program(scope, expr), target, gpu, env)
     missing = re.match(r"NameError: name '(\w+)' is not defined", error or "")
     if missing and missing.group(1) in scope.imports:
         name = missing.group(1)

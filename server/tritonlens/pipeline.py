@@ -266,7 +266,7 @@ class Checker:
         plan.text = text
         root = plan.root = workspace_root or find_workspace_root(path)
         targets = self.targets()
-        found = discover(path, text, root, target=targets[0], gpu=getattr(self.settings, "gpu", None))
+        found = discover(path, text, root, target=targets[0], gpu=self.settings.gpu, env=self.settings.env)
         plan.report.findings.extend(found.errors)
         todo = [k for k in found.kernels
                 if (kernels is None or k.name in kernels) and not is_device_helper(k, found.kernels, text)]
@@ -407,7 +407,7 @@ class Checker:
         from .specs import build_specs
 
         return build_specs(kernel, target, launches=launches, captures=caps,
-                           gpu=getattr(self.settings, "gpu", None))
+                           gpu=self.settings.gpu, env=self.settings.env)
 
     def _compile(self, path: str, module_text: str, kernel: KernelInfo, spec: Spec, root: str,
                  group: str | None, source: str | None = None) -> Future | Artifacts:

@@ -47,9 +47,10 @@ class _Draft:
 
 # ---------------------------------------------------------------- entry point
 def build_specs(kernel: KernelInfo, target: str, launches: list[LaunchSite] | None = None,
-                captures: list[dict[str, Any]] | None = None, gpu: str | None = None) -> tuple[list[Spec],
-                                                                                             list[Finding]]:
-    """The specs of `kernel` for `target`; `gpu` names the GPU (of that arch) that heuristics see."""
+                captures: list[dict[str, Any]] | None = None, gpu: str | None = None,
+                env: dict[str, str] | None = None) -> tuple[list[Spec], list[Finding]]:
+    """The specs of `kernel` for `target`; `gpu` names the GPU (of that arch) that heuristics see, `env` what they
+    read of the environment beyond this process's."""
     findings: list[Finding] = _hint_findings(kernel)
     capture_specs, capture_findings = _capture_specs(kernel, target, captures or [])
     findings += capture_findings
@@ -80,7 +81,7 @@ def build_specs(kernel: KernelInfo, target: str, launches: list[LaunchSite] | No
     specs: list[Spec] = []
     reasons: dict[str, str] = {}
     for d in drafts:
-        for spec in _expand(kernel, d, target, reasons, gpu):
+        for spec in _expand(kernel, d, target, reasons, gpu, env):
             specs.append(spec)
     specs = _dedupe(specs)
     findings += _missing_findings(kernel, specs, launch_drafts, reasons)
@@ -234,20 +235,20 @@ def _fill_from_agreeing_launches(kernel: KernelInfo, d: _Draft, launches: list[_
 
 # ---------------------------------------------------------------- expansion
 def _expand(kernel: KernelInfo, d: _Draft, target: str, reasons: dict[str, str],
-            gpu: str | None = None) -> list[Spec]:
+            gpu: str | None = None, env: dict[str, str] | None = None) -> list[Spec]:
     configs = kernel.autotune_configs or []
     config_keys: set[str] = set()
     for c in configs:
         config_keys |= set(c.get("kwargs", {})) | {k for k in c if k != "kwargs"}
     set_keys = set(d.params) | set(d.options)
     if configs and not config_keys <= set_keys:
-        return [_finish(kernel, d, target, c, f"autotune config {i}/{len(configs)}", reasons, gpu)
+        return [_finish(kernel, d, target, c, f"autotune config {i}/{len(configs)}", reasons, gpu, env)
                 for i, c in enumerate(configs, 1)]
-    return [_finish(kernel, d, target, None, None, reasons, gpu)]
+    return [_finish(kernel, d, target, None, None, reasons, gpu, env)]
 
 
 def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] | None, config_label: str | None,
-            reasons: dict[str, str], gpu: str | None = None) -> Spec:
+            reasons: dict[str, str], gpu: str | None = None, env: dict[str, str] | None = None) -> Spec:
     values: dict[str, _Value] = dict(d.params)
     options: dict[str, tuple[Any, str]] = dict(d.options)
     if config is not None:
@@ -282,7 +283,7 @@ def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] |
                                         divisibility=None if _no_align(kernel, p) else 16)
             else:
                 values[p.name] = _Value("type", ASSUMED, type="i32")
-    _apply_heuristics(kernel, values, target, reasons, gpu)
+    _apply_heuristics(kernel, values, target, reasons, gpu, env)
 
     signature: dict[str, str] = {}
     constants: dict[str, Any] = {}
@@ -320,7 +321,7 @@ def _no_align(kernel: KernelInfo, p: Param) -> bool:
 
 
 def _apply_heuristics(kernel: KernelInfo, values: dict[str, _Value], target: str, reasons: dict[str, str],
-                      gpu: str | None = None) -> None:
+                      gpu: str | None = None, env: dict[str, str] | None = None) -> None:
     """Values `@triton.heuristics` lambdas compute from the values known here, evaluated in the evaluator process
     (config_eval), never in this one."""
     if not kernel.heuristics:
@@ -329,7 +330,7 @@ def _apply_heuristics(kernel: KernelInfo, values: dict[str, _Value], target: str
     for name, source in kernel.heuristics.items():
         if name in values:
             continue  # set by a hint / capture / launch: the user's word wins
-        answer = config_eval.shared().call(source, known, target, gpu, kernel.heuristic_programs.get(name))
+        answer = config_eval.shared().call(source, known, target, gpu, kernel.heuristic_programs.get(name), env)
         if "unknown" in answer:
             reasons[name] = (f"@triton.heuristics computes it from {answer['unknown']}, which is known only at "
                              "launch")
