@@ -296,3 +296,12 @@ def test_the_workers_environment_setting_reaches_config_code(tmp_path):
         report = checker.finish(plan)
     (kr,) = report.kernels
     assert [cs.spec.options["num_warps"] for cs in kr.compiled] == [4]
+
+
+def test_a_module_constant_a_heuristic_reads_is_part_of_the_kernel_hash():
+    src = ('import triton\nimport triton.language as tl\n\nLIMIT = 1024\n\n\n'
+           '@triton.heuristics({"B": lambda args: min(args["n"], LIMIT)})\n@triton.jit\n'
+           'def k(x_ptr, n, B: tl.constexpr):\n    pass\n')
+    base = discover("h.py", src).kernels[0].source_hash
+    assert discover("h.py", src.replace("LIMIT = 1024", "LIMIT = 2048")).kernels[0].source_hash != base
+    assert discover("h.py", "# a comment above\n" + src).kernels[0].source_hash == base

@@ -74,6 +74,16 @@ class Program:
         return {"main": self.main, "modules": {k: m.to_json() for k, m in self.modules.items()},
                 "expression": self.expression, "line": self.line}
 
+    def digest(self) -> str:
+        """What the program runs, not where it sits: changes when a statement it needs changes, not when lines
+        above it move."""
+        h = hashlib.sha256(self.expression.encode())
+        for key in sorted(self.modules):
+            m = self.modules[key]
+            for stmt in kept_statements(ast.parse(m.text), set(m.keep)):
+                h.update(b"\0" + ast.unparse(stmt).encode())
+        return h.hexdigest()
+
 
 def kept_statements(tree: ast.Module, keep: set[tuple[int, int]]) -> list[ast.stmt]:
     """The module statements at the places `keep` names, inside the `if`/`try` blocks around them too (with the

@@ -837,6 +837,8 @@ def _hash(scope: ModuleScope, fn: ast.FunctionDef, k: KernelInfo) -> str:
     for hint in k.hints:
         h.update(b"\0" + hint.text.encode())
     h.update(b"\0" + repr(k.autotune_configs).encode() + repr(k.autotune_error).encode())
+    for name in sorted(k.heuristic_programs):  # the module code a heuristic reads: its values follow it
+        h.update(b"\0" + k.heuristic_programs[name].digest().encode())
     return h.hexdigest()
 
 
