@@ -195,7 +195,8 @@ def shared_over_limit(ctx):
     message = (f"needs {shared} B ({shared / 1024:.1f} KB) of shared memory per block; {lim.name} allows "
                f"{lim.shared_per_block} B ({lim.shared_per_block / 1024:.0f} KB): the launch fails with "
                f"OutOfResources — smaller BLOCK sizes or fewer num_stages" + (f" ({now})" if now else ""))
-    data = {"shared": shared, "limit": lim.shared_per_block, "target": lim.name, "gpu": ctx.gpu.key,
+    data = {"shared": shared, "limit": lim.shared_per_block, "target": target_limits(ctx.spec.target).name,
+            "gpu": ctx.gpu.key,
             "num_stages": stages,
             "allocs": [op.loc.line for op in allocs], "merge_key": "RES001"}
     yield finding(ctx, def_span(ctx), "RES001", message, data=data, related_info=rel)
