@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import virtual_gpu
+from .source import parse_module
 
 # The folder holding the `tritonlens` package: the evaluator imports it from there, with no other path.
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -80,7 +81,7 @@ class Program:
         h = hashlib.sha256(self.expression.encode())
         for key in sorted(self.modules):
             m = self.modules[key]
-            for stmt in kept_statements(ast.parse(m.text), set(m.keep)):
+            for stmt in kept_statements(parse_module(m.text), set(m.keep)):
                 h.update(b"\0" + ast.unparse(stmt).encode())
         return h.hexdigest()
 
@@ -142,7 +143,7 @@ def guard(node: ast.AST) -> None:
 
 def guard_program(program: Program) -> None:
     for m in program.modules.values():
-        for s in kept_statements(ast.parse(m.text, m.filename), set(m.keep)):
+        for s in kept_statements(parse_module(m.text), set(m.keep)):
             guard(s)
     guard(ast.parse(f"({program.expression.strip()})", mode="eval"))
 
