@@ -83,7 +83,8 @@ def run(x, n, wide):
     specs, (f,) = build_specs(kernel, "cuda:90", launches=[site])
     assert sorted(s.label for s in specs) == [f"launch at k.py:12 (WIDE={w} of 0, 1)" for w in (0, 1)]
     assert all(s.missing == ["MODE", "BLOCK"] for s in specs)
-    assert f.data["candidates_by_param"] == {"MODE": ["one of 0, 1"], "BLOCK": ["one of 16, 32, 64"]}
+    assert f.data["candidates_by_param"] == {"MODE": ["0", "1"], "BLOCK": ["16", "32", "64"]}
+    assert "MODE (launch sites pass 0, 1); BLOCK (launch sites pass 16, 32, 64)" in f.message
 
 
 def test_a_local_computed_from_the_same_unknown_ties_arguments_too():

@@ -43,6 +43,8 @@ class _Draft:
     params: dict[str, _Value] = field(default_factory=dict)
     options: dict[str, tuple[Any, str]] = field(default_factory=dict)
     exprs: dict[str, str] = field(default_factory=dict)  # launch-site expressions for params it could not evaluate
+    # params a launch site pins to a few values that could not be compiled one by one: every value it can pass
+    choices: dict[str, tuple] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- entry point
@@ -206,15 +208,15 @@ def _site_drafts(kernel: KernelInfo, site: LaunchSite, names: list[str]) -> list
     tied = {n for n, c in choices.items() for m, d in choices.items() if n != m and not c.independent_of(d)}
     if math.prod(len(c.values) for c in choices.values()) > MAX_SITE_SPECS:
         tied = set(choices)
+    tied_values = {n: choices.pop(n).values for n in tied}
     for n in tied:
-        exprs[n] = f"one of {', '.join(map(repr, choices.pop(n).values))}"
         del values[n]
     drafts = []
     for combo in itertools.product(*(c.values for c in choices.values())):
         picked = dict(zip(choices, combo))
         label = where + "".join(f" ({n}={v!r} of {', '.join(map(repr, choices[n].values))})"
                                 for n, v in picked.items())
-        d = _Draft(label=label, exprs=dict(exprs))
+        d = _Draft(label=label, exprs=dict(exprs), choices=dict(tied_values))
         for name, value in {**values, **picked}.items():
             _set(kernel, d, name, HintValue("literal", value=value), where)
         drafts.append(d)
@@ -448,8 +450,9 @@ def _missing_findings(kernel: KernelInfo, specs: list[Spec], launches: list[_Dra
             if text and text not in found:
                 found.append(text)
             v = ld.params.get(name)
-            if v is not None and repr(v.value) not in found:
-                found.append(repr(v.value))
+            for value in [v.value] if v is not None else ld.choices.get(name, ()):
+                if repr(value) not in found:
+                    found.append(repr(value))
         candidates[name] = found
 
     def detail(name: str) -> str:
