@@ -218,6 +218,13 @@ class Checker:
         return [main] + [t for t in self.settings.extra_targets if t != main]
 
     # ------------------------------------------------------------------ the pipeline
+    def discover(self, path: str, text: str, root: str):
+        """The kernels of a file as this checker sees them: configs and heuristics evaluated for its target, GPU and
+        environment. The editor asks the same, so a kernel's key (its hash covers what its configs read) agrees."""
+        from .discover import discover
+
+        return discover(path, text, root, target=self.targets()[0], gpu=self.settings.gpu, env=self.settings.env)
+
     def check_file(self, path: str, text: str | None = None, *, workspace_root: str | None = None,
                    on_kernel: Callable[[KernelReport], None] | None = None, group: str | None = None,
                    kernels: set[str] | None = None,
@@ -254,8 +261,6 @@ class Checker:
                   group: str | None = None, kernels: set[str] | None = None,
                   variant: SpecVariant | None = None) -> "_Plan":
         """Discover, build specs and submit every compile of a file; `finish` collects them."""
-        from .discover import discover
-
         path = os.path.abspath(path)
         plan = _Plan(FileReport(path))
         if text is None:
@@ -266,7 +271,7 @@ class Checker:
         plan.text = text
         root = plan.root = workspace_root or find_workspace_root(path)
         targets = self.targets()
-        found = discover(path, text, root, target=targets[0], gpu=self.settings.gpu, env=self.settings.env)
+        found = self.discover(path, text, root)
         plan.report.findings.extend(found.errors)
         todo = [k for k in found.kernels
                 if (kernels is None or k.name in kernels) and not is_device_helper(k, found.kernels, text)]

@@ -151,14 +151,13 @@ class CompileScheduler:
         self.publish(st, self.server.workspace.get_text_document(st.uri).version)
 
     async def _compile(self, st: DocState, gen: int, group: str, progress: "_Progress") -> None:
-        from ..discover import discover
         from ..pipeline import is_device_helper, find_workspace_root
 
         server = self.server
         doc = server.workspace.get_text_document(st.uri)
         text, version = doc.source, doc.version
         root = find_workspace_root(st.path)
-        found = await asyncio.to_thread(discover, st.path, text, root)
+        found = await asyncio.to_thread(server.checker.discover, st.path, text, root)
         if gen != st.generation:
             return
         infos = {k.key: k for k in found.kernels}
