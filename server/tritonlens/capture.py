@@ -587,30 +587,25 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
         _wrap_once(Autotuner, "_bench", hook.wrap_trials)
         _wrap_once(Autotuner, "warmup", hook.wrap_trials)
     atexit.register(hook.flush)
-    _flush_on_sigterm(hook)
+    _exit_on_sigterm()
     _installed = hook
     return hook
 
 
-def _flush_on_sigterm(hook: _Hook) -> None:
+def _exit_on_sigterm() -> None:
     """A run stopped by SIGTERM (a time-out, a job scheduler) writes its launch counts first: Python runs no atexit on
-    a signal's default action. A handler the program set itself still runs, after the flush; an ignored SIGTERM
-    stays ignored. Only the main thread may set handlers: imported elsewhere, the incremental writes must do."""
+    a signal's default action. SIGTERM then ends the program as Ctrl+C does, by an exception (SystemExit, status
+    128 + 15), so that locks held at that moment are released and atexit flushes — a flush inside the handler could
+    wait forever on a lock its own thread holds. A handler the program set itself is left alone, and so is an ignored
+    SIGTERM. Only the main thread may set handlers: imported elsewhere, the incremental writes must do."""
     import signal
 
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
     try:
-        previous = signal.getsignal(signal.SIGTERM)
-        if previous in (signal.SIG_IGN, None):
-            return
-
-        def flush_then(signum, frame):
-            hook.flush()
-            if callable(previous):
-                return previous(signum, frame)
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-
-        signal.signal(signal.SIGTERM, flush_then)
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, stop)
     except (ValueError, OSError, AttributeError):
         pass
 

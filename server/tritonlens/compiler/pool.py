@@ -299,6 +299,8 @@ class CompileService:
                 try:
                     if conn.poll(min(left, POLL_S)):
                         result = conn.recv()
+                        if bound and resident_bytes(w.pid) > 0.9 * bound:
+                            w.kill()  # what the job left behind would count against the next one: start afresh
                         if job.id in self._cancelled:
                             return _failed(job, "Cancelled", "compile cancelled by a newer request")
                         return result
