@@ -566,12 +566,12 @@ def test_try_kernel_needing_a_missing_module_is_a_load_error_and_its_fallback_co
 
 
 def test_error_on_a_name_the_slice_did_not_bind_says_why(checker, tmp_path):
-    path = write(tmp_path, "device_const.py", '''\
-        import torch
+    path = write(tmp_path, "pid_const.py", '''\
+        from os import getpid
         import triton
         import triton.language as tl
 
-        SCALE = tl.constexpr(torch.cuda.get_device_capability()[0])
+        SCALE = tl.constexpr(getpid() % 7)
 
 
         @triton.jit
@@ -581,8 +581,33 @@ def test_error_on_a_name_the_slice_did_not_bind_says_why(checker, tmp_path):
         ''')
     [f] = checker.check_file(path).all_findings()
     assert (f.code, f.line) == ("SRC001", 11)
-    assert "`SCALE` comes from line 5, not run because it calls get_device_capability() at import" in f.message
+    assert "`SCALE` comes from line 5, not run because it calls getpid() at import" in f.message
     assert "moduleExecution to full" in f.message
+
+
+def test_module_constants_from_device_queries_are_run_and_answered_by_the_gpu(checker, tmp_path):
+    """A constant built from the device's answers exists as in the user's own process: the workers answer as one GPU
+    (here the virtual one of cuda:90, capability 9.0), through a helper defined in the module too."""
+    path = write(tmp_path, "device_const.py", '''\
+        import torch
+        import triton
+        import triton.language as tl
+
+        _PROPS = torch.cuda.get_device_properties(torch.cuda.current_device())
+        MAJOR: tl.constexpr = tl.constexpr(torch.cuda.get_device_capability()[0])
+        ROWS: tl.constexpr = tl.constexpr(4 if _PROPS.multi_processor_count >= 100 else 2)
+
+
+        @triton.jit
+        def k(x_ptr):
+            offs = tl.arange(0, 128)
+            tl.static_assert(MAJOR == 9)
+            tl.static_assert(ROWS == 4)
+            tl.store(x_ptr + offs, MAJOR * 1.0)
+        ''')
+    report = checker.check_file(path)
+    assert [f.code for f in report.all_findings() if f.code.startswith("SRC")] == []
+    assert report.kernels[0].compiled[0].artifacts.ok
 
 
 def test_type_error_from_a_pointer_assumed_fp32_is_an_info_that_names_it(checker, tmp_path):

@@ -242,6 +242,14 @@ _ALLOWED_CALLS = {
     "format", "upper", "lower", "replace", "split", "strip", "items", "keys", "values", "product", "TypeVar",
     "Union", "Optional", "field", "dataclass", "Enum", "IntEnum", "auto", "exp", "log", "log2", "sqrt",
     "int32", "int64", "float16", "float32", "bfloat16", "finfo", "iinfo",
+} | {
+    # Device queries: the compile workers answer them as one GPU (the local one, else the virtual GPU: see
+    # device_answers), so module constants built from them (`IS_HOPPER = get_device_capability()[0] == 9`, a block
+    # list sized by `shared_memory_per_block_optin`) exist as the user's own process would see them. Allocating on
+    # the device stays out (torch.empty(..., device="cuda") is no query).
+    "get_device_properties", "get_device_capability", "get_device_name", "device_count", "current_device",
+    "is_available", "get_current_target", "get_current_device", "get_active_torch_device", "mem_get_info",
+    "get_arch_list", "is_bf16_supported", "get_device", "active",
 }
 
 
