@@ -13,6 +13,8 @@ export interface CaptureTarget {
   gpu: string | null;
   /** Without a GPU: the target a capture records its launches for (`capture --no-gpu --target`), else null. */
   noGpu: string | null;
+  /** Without a GPU: the virtual GPU the capture answers as (`capture --no-gpu --gpu`, tritonlens.gpu), if named. */
+  virtualGpu?: string;
   doc: string;
 }
 
@@ -30,6 +32,7 @@ export function parseCaptureArgs(args: unknown): CaptureTarget | undefined {
     kernel: a.kernel,
     gpu: typeof a.gpu === 'string' && a.gpu ? a.gpu : null,
     noGpu: typeof a.noGpu === 'string' && /^[a-z]+:\w+$/.test(a.noGpu) ? a.noGpu : null,
+    ...(typeof a.virtualGpu === 'string' && /^[a-z0-9-]+$/.test(a.virtualGpu) ? { virtualGpu: a.virtualGpu } : {}),
     doc: typeof a.doc === 'string' ? a.doc : '',
   };
 }
@@ -84,14 +87,15 @@ export function splitCommandLine(line: string): string[] | undefined {
   return words;
 }
 
-/** `<python> -m tritonlens capture [--no-gpu --target T] -- <the user's command>`. */
+/** `<python> -m tritonlens capture [--no-gpu --target T [--gpu NAME]] -- <the user's command>`. */
 export function captureInvocation(
   python: readonly string[],
   words: readonly string[],
   noGpu: string | null = null,
+  virtualGpu: string | null = null,
 ): { command: string; args: string[] } {
   const [command, ...pre] = python;
-  const mode = noGpu ? ['--no-gpu', '--target', noGpu] : [];
+  const mode = noGpu ? ['--no-gpu', '--target', noGpu, ...(virtualGpu ? ['--gpu', virtualGpu] : [])] : [];
   return { command, args: [...pre, '-m', 'tritonlens', 'capture', ...mode, '--', ...words] };
 }
 
@@ -101,7 +105,7 @@ export type CapturePlan =
   | { kind: 'no-gpu'; message: string; doc: string }
   | { kind: 'ask-command' }
   | { kind: 'bad-command'; message: string }
-  | { kind: 'run'; words: string[]; noGpu: string | null };
+  | { kind: 'run'; words: string[]; noGpu: string | null; virtualGpu?: string };
 
 export function planCapture(target: CaptureTarget, trusted: boolean, commandLine: string): CapturePlan {
   if (!trusted) {
@@ -125,7 +129,8 @@ export function planCapture(target: CaptureTarget, trusted: boolean, commandLine
   if (!words || words.length === 0) {
     return { kind: 'bad-command', message: `tritonlens.captureCommand has an unterminated quote: ${commandLine}` };
   }
-  return { kind: 'run', words, noGpu: target.gpu ? null : target.noGpu };
+  const virtualGpu = !target.gpu && target.noGpu && target.virtualGpu ? { virtualGpu: target.virtualGpu } : {};
+  return { kind: 'run', words, noGpu: target.gpu ? null : target.noGpu, ...virtualGpu };
 }
 
 /** The part of a child process a capture run needs (Node's ChildProcess fits). */
@@ -242,7 +247,7 @@ export async function captureLaunches(args: unknown, deps: CaptureDeps): Promise
     return undefined;
   }
   const words = plan.words;
-  const { command, args: argv } = captureInvocation(python.command, words, plan.noGpu);
+  const { command, args: argv } = captureInvocation(python.command, words, plan.noGpu, plan.virtualGpu ?? null);
   const cwd = deps.cwd();
   deps.log(`$ ${[command, ...argv].join(' ')}${cwd ? `  (in ${cwd})` : ''}`, 'info');
   const how = plan.noGpu ? ` without a GPU (for ${plan.noGpu})` : '';

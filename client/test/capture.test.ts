@@ -31,6 +31,14 @@ test('capture: refused untrusted, explained without a GPU, asked for when unset'
   assert.equal(planCapture(noGpu, true, '').kind, 'ask-command');
 });
 
+test('capture: without a GPU, the virtual GPU the server names (tritonlens.gpu) goes on the command line', () => {
+  const target = { uri: 'file:///ws/k.py', kernel: 'k', gpu: null, noGpu: 'cuda:90', virtualGpu: 'h200', doc: 'd' };
+  const plan = planCapture(target, true, 'pytest -x');
+  assert.deepEqual(plan, { kind: 'run', words: ['pytest', '-x'], noGpu: 'cuda:90', virtualGpu: 'h200' });
+  assert.deepEqual(captureInvocation(['python'], ['pytest'], 'cuda:90', 'h200').args,
+    ['-m', 'tritonlens', 'capture', '--no-gpu', '--target', 'cuda:90', '--gpu', 'h200', '--', 'pytest']);
+});
+
 /** A child process that the test ends by hand; `stopped` says whether Cancel reached it. */
 class FakeChild extends EventEmitter implements ChildLike {
   stdout = new EventEmitter();

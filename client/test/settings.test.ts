@@ -26,7 +26,7 @@ test('initializationOptions has exactly the documented keys, camelCase, with def
   assert.deepEqual(options, {
     target: 'auto', extraTargets: [], compileOn: 'save', compileTimeout: 60, maxWorkers: 0,
     moduleExecution: 'definitions', stormThreshold: 3, rules: {}, interpreter: [],
-    allCaptures: false, maxCapturedSpecs: 12, compileMemoryMB: 4096, maskedLaneThreshold: 0.25,
+    allCaptures: false, maxCapturedSpecs: 12, compileMemoryMB: 8192, maskedLaneThreshold: 0.25,
     gridFillThreshold: 0.75, smCount: 0, gpu: '', env: {},
   });
 });

@@ -22,25 +22,31 @@ def needs_capture(kr: "KernelReport") -> bool:
     return any(f.code == "SRC002" for f in kr.findings)
 
 
-def capture_lens(uri: str, kr: "KernelReport", gpu: str | None, target: str = "cuda:90") -> types.CodeLens | None:
+def capture_lens(uri: str, kr: "KernelReport", gpu: str | None, target: str = "cuda:90",
+                 virtual_gpu: str = "") -> types.CodeLens | None:
     """The lens, or None when the kernel's specs are complete. `gpu` is the local GPU's target (None: none);
-    `target` the one compiled for, which a capture without a GPU records its launches for."""
+    `target` the one compiled for, which a capture without a GPU records its launches for, answering as
+    `virtual_gpu` (tritonlens.gpu; "": the target's default)."""
     if not needs_capture(kr):
         return None
     line = kr.kernel.decorator_line - 1
     rng = types.Range(types.Position(line, 0), types.Position(line, 0))
     arg = {"uri": uri, "kernel": kr.name, "gpu": gpu, "noGpu": None if gpu else target, "doc": GPU_DOC}
+    if virtual_gpu and not gpu:
+        arg["virtualGpu"] = virtual_gpu
     title = f"Capture launches ({gpu})" if gpu else "Capture launches without a GPU"
     return types.CodeLens(range=rng, command=types.Command(title=title, command=CAPTURE, arguments=[arg]))
 
 
-def lens_for(uri: str, kr: "KernelReport", target_setting: str) -> types.CodeLens | None:
+def lens_for(uri: str, kr: "KernelReport", target_setting: str, gpu_setting: str = "") -> types.CodeLens | None:
     if not needs_capture(kr):
         return None
-    from ..targets import local_gpu_target, resolve_target
+    from ..targets import local_gpu_target
+    from ..virtual_gpu import compile_target, validate
 
     try:
-        target = resolve_target(target_setting)
+        target = compile_target(target_setting, gpu_setting)
     except Exception:  # noqa: BLE001 — a bad setting was reported when it came; the default is cuda:90
         target = "cuda:90"
-    return capture_lens(uri, kr, local_gpu_target(), target)
+    virtual = gpu_setting if gpu_setting and validate(gpu_setting, target) is None else ""
+    return capture_lens(uri, kr, local_gpu_target(), target, virtual)

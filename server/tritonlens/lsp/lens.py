@@ -120,7 +120,7 @@ def register(server: "Host") -> None:
                     out.append(prof)
                 if (timing := bench_lens_for(ls, st.uri, kr)) is not None:
                     out.append(timing)
-                if (capture := capture_lens_for(st.uri, kr, ls.settings.target)) is not None:
+                if (capture := capture_lens_for(st.uri, kr, ls.settings.target, ls.settings.gpu)) is not None:
                     out.append(capture)
             except Exception as exc:  # noqa: BLE001
                 ls.log(f"code lens failed on {kr.name}: {type(exc).__name__}: {exc}", types.MessageType.Error)
