@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the VS Code end-to-end test (tests/test_vscode_e2e.py) needs on a fresh Debian machine: Chromium and
-# its driver (selenium drives the browser), Node 24 and code-server (VS Code served to that browser), and the .vsix.
+# its driver (selenium drives the browser), Node 24 and code-server (VS Code served to that browser).
 # Everything but the Debian packages goes into one tools folder outside the checkout, kept between runs:
 #   ${TRITONLENS_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/tritonlens-tools}
 # Prints, as its last lines, `export NAME=VALUE` for the test (source them: eval "$(bash .ci/vscode.sh)"); all
@@ -43,11 +43,6 @@ if [ ! -x "$code_server" ] || [ "$installed" != "$CODE_SERVER_VERSION" ]; then
 fi
 say "code-server $(node -p "require('$tools/code-server/node_modules/code-server/package.json').version")"
 
-# The extension as users install it.
-[ -d node_modules ] || npm ci --no-audit --no-fund >&2
-npm run --silent package >&2
-say "built $(pwd)/tritonlens.vsix"
-
+# The test builds the .vsix itself (`npm run package`) when it is older than its sources.
 echo "export TRITONLENS_CODE_SERVER=$code_server"
 echo "export TRITONLENS_NODE=$node_dir/bin/node"
-echo "export TRITONLENS_VSIX=$(pwd)/tritonlens.vsix"
