@@ -1,9 +1,13 @@
 """Quick fixes that edit the launch call: proven on exactly the spec the finding came from with one value changed, then
 applied to a real file and checked again — the kernel that runs is the one that was proven."""
+import json
 import os
 import textwrap
 
+import pytest
+
 from tritonlens.lsp import fix_launch
+from tritonlens.targets import has_local_gpu
 from tritonlens.lsp.actions import whole_row_blocks
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,3 +93,28 @@ def test_whole_row_blocks_are_never_halved():
                 cols = start + tl.arange(0, TILE)
         ''')
     assert whole_row_blocks(text, 3) == {"BLOCK"}  # TILE is stepped over by a loop: halving it only adds trips
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_local_gpu(), reason="needs a local NVIDIA GPU")
+def test_on_a_gpu_the_launch_fix_is_timed_on_its_captured_launch(checker, tmp_path):
+    """The launch-site spec, captured as a 512×512 fp32 launch would be, replayed before and after the fix."""
+    path = tmp_path / "mm.py"
+    path.write_text(SPILLING)
+    (kr,) = checker.check_file(str(path)).kernels
+    spec = kr.compiled[0].spec
+    t = {"shape": [512, 512], "stride": [512, 1], "dtype": "float32", "align16": True}
+    values = {"K": 512, "stride_am": 512, "stride_bk": 512, "stride_cm": 512}
+    cap = {"version": 2, "path": "mm.py", "kernel": "matmul_spill", "signature": spec.signature,
+           "constants": spec.constants, "attrs": spec.attrs, "options": spec.options, "target": spec.target,
+           "triton_version": "3.6.0",
+           "launch": {"grid": [4, 4], "args": {**{n: {"tensor": t} for n in ("a_ptr", "b_ptr", "c_ptr")},
+                                               **{n: {"value": v} for n, v in values.items()}}}}
+    (tmp_path / ".tritonlens").mkdir()
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text(json.dumps(cap) + "\n")
+    (kr,) = checker.check_file(str(path), workspace_root=str(tmp_path)).kernels
+    assert kr.compiled[0].spec.capture_id
+    (f,) = [g for g in kr.findings if g.code == "SASS001"]
+    cand = next(fix_launch.candidates(kr, f, SPILLING))
+    before, after, gpu = fix_launch.time_on_gpu(str(path), str(tmp_path), kr, cand)
+    assert after < before, (before, after, gpu)  # 4 → 8 warps removes the spill: faster on any recent GPU

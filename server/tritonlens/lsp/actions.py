@@ -365,6 +365,8 @@ class FixSearch:
                 elif at_launch:
                     shown = fix_launch.outcome(kr, new, f, cand)
                     said, traded = shown if shown is not None else (None, False)
+                    if said is not None and _gpu_here():
+                        said = await _timed(ls, st, kr, cand, said)
                 elif group is None:
                     said = outcome(kr, new, f, cand, ls.settings)
                 else:
@@ -387,6 +389,27 @@ class FixSearch:
             self.decided.set()
         if self.partial and st.group is None and st.seen_text == self.text:
             ls.scheduler.publish(st, st.version)  # the same diagnostics again: clients ask for code actions anew
+
+
+def _gpu_here() -> bool:
+    from ..targets import has_local_gpu
+
+    return has_local_gpu()
+
+
+async def _timed(ls: "Host", st: "DocState", kr: KernelReport, cand: Any, said: str) -> str | None:
+    """A launch fix on a GPU machine: its captured launch timed before and after; a fix measured slower is withheld
+    (None), one measured faster says by how much."""
+    from ..pipeline import find_workspace_root
+
+    timing = await in_daemon_thread(fix_launch.time_on_gpu, st.path, find_workspace_root(st.path), kr, cand)
+    if timing is None:
+        return said
+    before, after, gpu = timing
+    if after >= before:
+        ls.log(f"{cand.label}: withheld, measured slower on {gpu} ({before:.1f} → {after:.1f} µs)")
+        return None
+    return f"{before:.1f} → {after:.1f} µs on {gpu} (captured launch); {said}"
 
 
 # ---------------------------------------------------------------- the handlers

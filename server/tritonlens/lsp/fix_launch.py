@@ -148,3 +148,26 @@ def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: LaunchCandid
     return said + f" [proven on {before.spec.label or 'the spec'}]", bool(worse)
 
 
+
+
+def time_on_gpu(path: str, root: str, kr: KernelReport, cand: LaunchCandidate, timeout: float = 120.0
+                ) -> tuple[float, float, str] | None:
+    """On a machine with a GPU: the captured launch of the spec the fix is proven on, replayed and timed as it is and
+    with the fix's one change (`tritonlens bench`'s replay). (before µs, after µs, GPU name), or None when the spec
+    came with no replayable capture or a replay failed."""
+    from ..bench import Job, local_gpu, run_on_gpu
+    from ..captures import identity, load_captures
+
+    spec = kr.compiled[cand.spec_index].spec
+    if not spec.capture_id:
+        return None
+    caps, _ = load_captures(root, path)
+    cap = next((c for c in caps if identity(c) == spec.capture_id and c.get("launch")), None)
+    if cap is None:
+        return None
+    changed = dict(cap, options={**(cap.get("options") or {}), cand.option: cand.value})
+    results = run_on_gpu([Job(path, kr.name, cap, "as launched"), Job(path, kr.name, changed, cand.label)], root,
+                         timeout)
+    if len(results) != 2 or not all(r.measured for r in results):
+        return None
+    return results[0].time_us, results[1].time_us, str(local_gpu().get("name") or "the GPU")
