@@ -233,7 +233,9 @@ class CompileScheduler:
         before that compile ended, so it is asked again (LSP 3.16 `workspace/codeLens/refresh`)."""
         caps = self.server.client_capabilities
         if caps and caps.workspace and caps.workspace.code_lens and caps.workspace.code_lens.refresh_support:
-            self.server.workspace_code_lens_refresh(None)
+            answer = self.server.workspace_code_lens_refresh(None)
+            # A client that declares the capability but answers with an error costs nothing: retrieve it.
+            answer.add_done_callback(lambda f: f.cancelled() or f.exception())
 
     def publish(self, st: DocState, version: int | None = None) -> None:
         from .diagnostics import diagnostics_for
