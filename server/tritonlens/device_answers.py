@@ -51,7 +51,11 @@ def user_frame() -> str:
 
 
 def _refuse(what: str) -> BaseException:
-    return DeviceUseRefused(f"the module allocates on the device at import, at {user_frame()} ({what})")
+    doing = "allocates on the device" if what.startswith(_INIT) else "asks the GPU driver for what only hardware has"
+    return DeviceUseRefused(f"the module {doing} at import, at {user_frame()} ({what})")
+
+
+_INIT = "torch.cuda is initialised there"
 
 
 @dataclass
@@ -322,8 +326,7 @@ def _answer_torch() -> None:
 
     def lazy_init(*_a: Any, **_k: Any) -> None:
         # torch initialises CUDA lazily on its first real use: a tensor on the device, a stream, an RNG state
-        raise _hardware("torch.cuda is initialised there: a tensor on the device, an RNG state or another use of "
-                        "real hardware")
+        raise _hardware(f"{_INIT}: a tensor on the device, an RNG state or another use of real hardware")
 
     torch.cuda._lazy_init = lazy_init
     if _state is not None and _state.tensors == "cpu":
