@@ -103,6 +103,9 @@ def test_capture_lens_on_a_kernel_without_a_complete_spec(checker, tmp_path):
     on_cpu = capture_lens(uri, missing, None, "cuda:80")
     assert on_cpu.command.title == "Capture launches without a GPU" and on_cpu.command.command == CAPTURE
     assert on_cpu.command.arguments[0]["gpu"] is None and on_cpu.command.arguments[0]["noGpu"] == "cuda:80"
+    assert "virtualGpu" not in on_cpu.command.arguments[0]  # the target's default GPU: no --gpu
+    named = capture_lens(uri, missing, None, "cuda:90", "h200")  # tritonlens.gpu: the capture answers as it
+    assert named.command.arguments[0]["virtualGpu"] == "h200" and named.command.arguments[0]["noGpu"] == "cuda:90"
     complete = checker.check_file(os.path.join(EXAMPLES, "vector_add.py")).kernels[0]
     assert capture_lens(uri, complete, "cuda:90") is None  # compiled from its hint: nothing to capture
 
