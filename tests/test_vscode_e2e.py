@@ -137,7 +137,8 @@ class Workbench:
             json.dump(_user_settings(self.workspace), f, indent=1)
         self.env = dict(os.environ, PATH=os.path.dirname(NODE) + os.pathsep + os.environ.get("PATH", ""),
                         XDG_CONFIG_HOME=os.path.join(root, "config"), XDG_DATA_HOME=os.path.join(root, "data"),
-                        npm_config_nodedir=os.path.dirname(os.path.dirname(NODE)))
+                        npm_config_nodedir=os.path.dirname(os.path.dirname(NODE)),
+                        TRITONLENS_NO_GPU="1")  # the same screens on a GPU machine: target auto is cuda:90, no GPU lens
         _build_vsix(self.env)
         self.mark("vsix")
         extensions = os.path.join(root, "extensions")
