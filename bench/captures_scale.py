@@ -72,7 +72,7 @@ def _bare_compile(job: dict) -> tuple[float, str | None]:
 
     from tritonlens.compiler.worker import _constexpr_value, find_jit_function, load_module
     from tritonlens.model import Spec
-    from tritonlens.specs import spec_to_compile_args
+    from tritonlens.frontend.specs import spec_to_compile_args
 
     start = time.perf_counter()
     module = load_module(job["path"], job["text"], job["root"])  # cached per (path, text), as in the worker

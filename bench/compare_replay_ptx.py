@@ -15,10 +15,10 @@ import re
 import sys
 
 from tritonlens.compiler.worker import compile_job
-from tritonlens.discover import discover
+from tritonlens.frontend.discover import discover
 from tritonlens.ir import sass
-from tritonlens.loader import slice_module
-from tritonlens.specs import build_specs
+from tritonlens.frontend.loader import slice_module
+from tritonlens.frontend.specs import build_specs
 
 _FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"]*)"', re.M)
 _DEBUG_INFO = re.compile(r"^\s*\.section\s+\.debug_info\s*\{.*?^\s*\}", re.M | re.S)

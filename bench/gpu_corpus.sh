@@ -15,7 +15,7 @@ cd "$LIGER"
 for op in rms_norm swiglu geglu cross_entropy layer_norm rope softmax group_norm; do
   start=$(date +%s)
   # SIGINT: pytest stops like a Ctrl-C, so the capture's exit-time count records are still written
-  PYTHONPATH="src:.:$PYTHONPATH" python -m tritonlens.capture --workspace src --dump "$WORK/dump" -- \
+  PYTHONPATH="src:.:$PYTHONPATH" python -m tritonlens.gpu.capture --workspace src --dump "$WORK/dump" -- \
     timeout -s INT -k 10 "$SECONDS_PER_TEST" python -m pytest -q -x -p no:cacheprovider \
     "test/transformers/test_$op.py" > "$WORK/pytest_$op.log" 2>&1
   echo "$op: exit $? in $(( $(date +%s) - start ))s; $(tail -1 "$WORK/pytest_$op.log" | cut -c1-100)"

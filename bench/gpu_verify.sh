@@ -11,9 +11,9 @@ step "test suite (all of it, GPU tests included)"
 python -m pytest -q -p no:cacheprovider -x tests 2>&1 | tail -15 | tee "$RES/pytest.txt"
 step "capture the bad examples, check with --target auto"
 rm -f .tritonlens/captures.jsonl
-python -m tritonlens.capture -- python bench/gpu_run_bad.py; echo "exit $?"
+python -m tritonlens.gpu.capture -- python bench/gpu_run_bad.py; echo "exit $?"
 python -m tritonlens.cli check examples/bad/matmul_spill.py --target auto | tee "$RES/check_matmul_spill.txt"
 step "profile the captured launches (replay), spilling and not"
 for i in 1 2; do
-  python -m tritonlens.profile examples/bad/matmul_spill.py::matmul_spill --capture $i | tee "$RES/profile_matmul_spill_$i.txt"
+  python -m tritonlens.gpu.profile examples/bad/matmul_spill.py::matmul_spill --capture $i | tee "$RES/profile_matmul_spill_$i.txt"
 done

@@ -6,8 +6,10 @@ import shutil
 
 import pytest
 
-from tritonlens import bench, cost, virtual_gpu
-from tritonlens.targets import has_local_gpu
+from tritonlens.gpu import bench
+from tritonlens.report import cost
+from tritonlens.device import virtual_gpu
+from tritonlens.device.targets import has_local_gpu
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CAPTURES = os.path.join(REPO, "bench", "results", "h200-examples-captures-v2.jsonl")
@@ -37,7 +39,7 @@ def test_tensor_bytes_follow_shape_and_strides():
 def test_without_gpu_the_floor_is_static_and_says_so(workspace, capsys, monkeypatch):
     monkeypatch.setenv("TRITONLENS_NO_GPU", "1")
     monkeypatch.chdir(workspace)
-    from tritonlens.targets import local_gpu_target
+    from tritonlens.device.targets import local_gpu_target
 
     local_gpu_target.cache_clear()
     try:
@@ -89,7 +91,7 @@ def test_check_shows_measured_time_or_static_floor_per_captured_spec(workspace, 
     """The spec lines of `check` carry what `tritonlens bench` measured for that captured spec, and the static floor
     for one it did not; a finding names the measured time of the specs it holds in and their share of the file's.
     No GPU here: the measurements are written as bench saves them on one."""
-    from tritonlens.captures import load_captures
+    from tritonlens.frontend.captures import load_captures
     from tritonlens.cli import main
 
     monkeypatch.chdir(workspace)
@@ -119,7 +121,7 @@ def test_check_shows_measured_time_or_static_floor_per_captured_spec(workspace, 
 
 
 def test_time_this_kernel_lens_only_where_a_gpu_and_a_replayable_launch_are(workspace, checker):
-    from tritonlens.captures import load_captures
+    from tritonlens.frontend.captures import load_captures
     from tritonlens.lsp.benching import BENCH, bench_lens
 
     path = str(workspace / "examples" / "vector_add.py")

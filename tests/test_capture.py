@@ -12,8 +12,8 @@ import threading
 
 import pytest
 
-from tritonlens import capture
-from tritonlens.captures import fold_captures, identity, load_captures
+from tritonlens.gpu import capture
+from tritonlens.frontend.captures import fold_captures, identity, load_captures
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 
@@ -74,7 +74,7 @@ def _run_capture(tmp_path, *prog_args, extra_env=None):
     prog = tmp_path / "prog.py"
     prog.write_text(PROGRAM.replace("{examples!r}", repr(EXAMPLES)))
     env = dict(os.environ, **(extra_env or {}))
-    return subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", ROOT, "--output",
+    return subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--workspace", ROOT, "--output",
                            str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog), *map(str, prog_args)],
                           env=env, capture_output=True, text=True, timeout=120)
 
@@ -238,7 +238,7 @@ def test_gpu_capture_marks_the_autotuner_choice_and_counts_launches(tmp_path):
     # The GPU path (jit_post_compile_hook + wrapped Autotuner) under the fake driver: compiles are real.
     prog = tmp_path / "prog.py"
     prog.write_text(AUTOTUNED)
-    proc = subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", str(tmp_path), "--output",
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--workspace", str(tmp_path), "--output",
                            str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -259,7 +259,7 @@ def _start_stopped_run(tmp_path):
     """AUTOTUNED, then a wait: the capture of a program that is still running when it is stopped."""
     prog = tmp_path / "prog.py"
     prog.write_text(AUTOTUNED + 'print("launched all", flush=True)\nimport time\ntime.sleep(120)\n')
-    proc = subprocess.Popen([sys.executable, "-m", "tritonlens.capture", "--workspace", str(tmp_path), "--output",
+    proc = subprocess.Popen([sys.executable, "-m", "tritonlens.gpu.capture", "--workspace", str(tmp_path), "--output",
                              str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in proc.stdout:
@@ -312,7 +312,7 @@ def test_new_compiles_are_this_runs_own(tmp_path):
     extra = f"open({str(tmp_path / 'captures.jsonl')!r}, 'a').write({json.dumps(json.dumps(other))} + '\\n')\n"
     prog = tmp_path / "prog.py"
     prog.write_text(PROGRAM.replace("{examples!r}", repr(EXAMPLES)).replace("n_cols = ", extra + "n_cols = "))
-    proc = subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", ROOT, "--output",
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--workspace", ROOT, "--output",
                            str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

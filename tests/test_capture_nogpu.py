@@ -14,8 +14,8 @@ import sys
 import pytest
 from conftest import missing, require_module
 
-from tritonlens import capture
-from tritonlens.captures import MAX_LINE, fold_captures, load_captures
+from tritonlens.gpu import capture
+from tritonlens.frontend.captures import MAX_LINE, fold_captures, load_captures
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 
@@ -31,7 +31,7 @@ torch = require_module("torch", "the drivers make torch CPU tensors (pip install
 def _capture(tmp_path, program: str, *flags: str, cwd=None, env=None) -> subprocess.CompletedProcess:
     prog = tmp_path / "driver.py"
     prog.write_text(program)
-    return subprocess.run([sys.executable, "-m", "tritonlens.capture", "--no-gpu", *flags, "--workspace",
+    return subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--no-gpu", *flags, "--workspace",
                            str(cwd or ROOT), "--output", str(tmp_path / "c.jsonl"), "--", sys.executable, str(prog)],
                           capture_output=True, text=True, timeout=300, cwd=cwd, env=env)
 
@@ -226,7 +226,7 @@ def test_no_gpu_capture_of_liger_equals_the_h200_capture(tmp_path):
 # ---------------------------------------------------------------- the file: concurrent writers, hostile content
 WRITER = '''
 import sys
-from tritonlens.capture import CaptureWriter
+from tritonlens.gpu.capture import CaptureWriter
 w = CaptureWriter(sys.argv[1])
 me = int(sys.argv[2])
 for i in range(40):

@@ -13,8 +13,10 @@ import pytest
 SERVER = os.path.join(os.path.dirname(__file__), "..", "server")
 sys.path.insert(0, SERVER)
 
-from tritonlens.config_eval import ConfigEvaluator  # noqa: E402
-from tritonlens.discover import ModuleScope, config_program, discover  # noqa: E402
+from tritonlens.device.config_eval import ConfigEvaluator  # noqa: E402
+from tritonlens.frontend.config_code import config_program  # noqa: E402
+from tritonlens.frontend.discover import discover  # noqa: E402
+from tritonlens.frontend.scope import ModuleScope  # noqa: E402
 from tritonlens.pipeline import Checker  # noqa: E402
 from tritonlens.settings import Settings  # noqa: E402
 from tritonlens.source import parse_module  # noqa: E402
@@ -247,7 +249,7 @@ def test_the_decorator_sees_the_module_as_it_stands_at_its_line(tmp_path):
 
 
 def test_heuristics_read_module_constants_built_from_device_answers(tmp_path):
-    from tritonlens.specs import build_specs
+    from tritonlens.frontend.specs import build_specs
 
     path = tmp_path / "heur.py"
     path.write_text(textwrap.dedent('''

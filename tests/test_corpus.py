@@ -17,7 +17,7 @@ from collections import Counter
 import pytest
 from conftest import missing
 
-from tritonlens.captures import unmatched
+from tritonlens.frontend.captures import unmatched
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings, default_workers
 

@@ -6,7 +6,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
 
-from tritonlens.discover import discover, helpers_of  # noqa: E402
+from tritonlens.frontend.discover import discover, helpers_of  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "discover")
 

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from tritonlens.lsp import fix_launch
-from tritonlens.targets import has_local_gpu
+from tritonlens.device.targets import has_local_gpu
 from tritonlens.lsp.actions import whole_row_blocks
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -16,8 +16,8 @@ require_module("hypothesis", "hypothesis is not installed (pip install -e '.[tes
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tritonlens.captures import MAX_LINE, load_captures
-from tritonlens.hints import parse_hint
+from tritonlens.frontend.captures import MAX_LINE, load_captures
+from tritonlens.frontend.hints import parse_hint
 from tritonlens.ir import parse_amdgcn, parse_llir, parse_mlir, parse_ptx, parse_remarks, parse_sass, \
     parse_vectorization
 

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from tritonlens.captures import fold_captures
-from tritonlens.profile import can_profile, profile_kernel
-from tritonlens.targets import has_local_gpu
+from tritonlens.frontend.captures import fold_captures
+from tritonlens.gpu.profile import can_profile, profile_kernel
+from tritonlens.device.targets import has_local_gpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not has_local_gpu(), reason="needs a local NVIDIA GPU")]
@@ -26,7 +26,7 @@ def _capture(tmp_path):
     prog = tmp_path / "prog.py"
     prog.write_text(PROGRAM.format(examples=os.path.join(ROOT, "examples")))
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server"))
-    rc = subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", ROOT, "--output",
+    rc = subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--workspace", ROOT, "--output",
                          str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)], env=env).returncode
     assert rc == 0
     # A compile line and, at exit, its count record (version 2): folded as check reads them.
@@ -62,7 +62,7 @@ def test_baseline_save_profile_keeps_ncu_metrics(tmp_path):
     prog.write_text("import sys, torch\nsys.path.insert(0, %r)\nimport vector_add\n"
                     "x = torch.rand(4096 + 3, device='cuda')\nvector_add.add(x, x)\n" % str(tmp_path))
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "server"))
-    assert subprocess.run([sys.executable, "-m", "tritonlens.capture", "--workspace", str(tmp_path), "--",
+    assert subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--workspace", str(tmp_path), "--",
                            sys.executable, str(prog)], env=env).returncode == 0
     assert subprocess.run([sys.executable, "-m", "tritonlens.cli", "baseline", "save", "--profile",
                            str(tmp_path / "vector_add.py")], env=env, cwd=tmp_path).returncode == 0

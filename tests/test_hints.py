@@ -6,7 +6,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
 
-from tritonlens.hints import HintValue, hint_lines_above, parse_hint, parse_value  # noqa: E402
+from tritonlens.frontend.hints import HintValue, hint_lines_above, parse_hint, parse_value  # noqa: E402
 
 PARAMS = ["x_ptr", "n", "BLOCK", "MODE"]
 CONSTEXPRS = ["BLOCK", "MODE"]
@@ -75,7 +75,7 @@ def test_hint_lines_above_stop_at_code():
 
 
 def test_dtype_constexprs():
-    from tritonlens.hints import parse_hint
+    from tritonlens.frontend.hints import parse_hint
 
     h = parse_hint("# tritonlens: OUT=tl.bfloat16, ACC=triton.language.float32, BAD=tl.float17", 3,
                    params=["OUT", "ACC", "BAD"], constexprs=["OUT", "ACC", "BAD"])

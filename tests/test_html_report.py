@@ -13,7 +13,7 @@ import pytest
 from conftest import missing
 
 from tritonlens.cli import main
-from tritonlens.html_report import render_report, write_report
+from tritonlens.report.html import render_report, write_report
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 

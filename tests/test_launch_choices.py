@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
 
-from tritonlens.launches import Choices, is_unknown, value_or_choices  # noqa: E402
+from tritonlens.frontend.launches import Choices, is_unknown, value_or_choices  # noqa: E402
 from tritonlens.pipeline import Checker  # noqa: E402
 from tritonlens.settings import Settings  # noqa: E402
 
@@ -74,9 +74,9 @@ def run(x, n, wide):
     block = min(max(triton.next_power_of_2(n), 16), 64)
     k[(1,)](x, n, 0 if n <= 4096 else 1, BLOCK=block, WIDE=1 if wide else 0)
 '''
-    from tritonlens.discover import discover
-    from tritonlens.launches import find_launches
-    from tritonlens.specs import build_specs
+    from tritonlens.frontend.discover import discover
+    from tritonlens.frontend.launches import find_launches
+    from tritonlens.frontend.specs import build_specs
 
     (site,) = find_launches("k", {"/ws/k.py": src})
     (kernel,) = discover("/ws/k.py", src).kernels
@@ -108,7 +108,7 @@ def run_rebound(x, n, k_dim):
     width = width * 2
     k[(1,)](x, n, 0 if n <= 4096 else 1, BLOCK=min(max(triton.next_power_of_2(width), 16), 64))
 '''
-    from tritonlens.launches import find_launches
+    from tritonlens.frontend.launches import find_launches
 
     for site in find_launches("k", {"/ws/k.py": src}):
         values, _ = site.bind(["x_ptr", "n", "MODE", "BLOCK"])

@@ -1,7 +1,7 @@
 """slice_module on conditional definitions: the selected branch is forced, line numbers and columns never move."""
 import textwrap
 
-from tritonlens.loader import slice_module
+from tritonlens.frontend.loader import slice_module
 
 SRC = textwrap.dedent('''\
     import triton

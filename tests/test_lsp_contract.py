@@ -13,7 +13,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from test_lsp import SERVER, mark, settled, start, wait_for, workspace
-from tritonlens.profile import can_profile
+from tritonlens.gpu.profile import can_profile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(REPO, "test", "contract", "lsp.json"), encoding="utf-8") as _f:

@@ -7,7 +7,7 @@ import textwrap
 
 from tritonlens.cli import main as cli_main
 from tritonlens.compiler.pool import CompileJob, CompileService
-from tritonlens.loader import slice_module
+from tritonlens.frontend.loader import slice_module
 from tritonlens.model import Spec
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from tritonlens import profile, targets
+from tritonlens.gpu import profile
+from tritonlens.device import targets
 from tritonlens.model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Resources, Spec
 
 NCU_CSV = '''==PROF== Connected to process 4242 (/usr/bin/python3.12)

@@ -1,7 +1,7 @@
 """Merging findings over specs: one finding per place, saying in which configs it holds by the values that differ."""
 from tritonlens.model import Spec
 from tritonlens.pipeline import Checker
-from tritonlens.report import config_labels
+from tritonlens.report.kernel import config_labels
 from tritonlens.settings import Settings
 
 

@@ -8,9 +8,9 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
 
-from tritonlens.discover import discover  # noqa: E402
-from tritonlens.launches import find_launches  # noqa: E402
-from tritonlens.specs import build_specs, spec_to_compile_args  # noqa: E402
+from tritonlens.frontend.discover import discover  # noqa: E402
+from tritonlens.frontend.launches import find_launches  # noqa: E402
+from tritonlens.frontend.specs import build_specs, spec_to_compile_args  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 DATA = os.path.join(os.path.dirname(__file__), "data", "discover")
@@ -226,7 +226,7 @@ def test_launch_sites_through_aliases_branches_and_unpacked_settings():
 
 
 def test_configs_from_an_imported_module_say_why_they_are_not_evaluated():
-    from tritonlens.discover import discover
+    from tritonlens.frontend.discover import discover
 
     src = (
         "import triton\nimport triton.language as tl\nfrom flag_runtime import runtime\n\n\n"
@@ -328,7 +328,7 @@ def _captured(kernel_src: str, caps: list[dict]):
 
 
 def test_representative_captured_specs_cover_every_launched_value_chosen_and_most_launched_first():
-    from tritonlens.specs import representative
+    from tritonlens.frontend.specs import representative
 
     src = HEAD + "@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n"
     sig = {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}

@@ -17,8 +17,8 @@ from tritonlens import cli
 from tritonlens.checks.resources import _CUDA, _HIP
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
-from tritonlens.targets import has_local_gpu
-from tritonlens.virtual_gpu import GPUS, lookup
+from tritonlens.device.targets import has_local_gpu
+from tritonlens.device.virtual_gpu import GPUS, lookup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "data", "virtual_gpu")
@@ -38,8 +38,8 @@ def _codes(report, code):
 # ---------------------------------------------------------------- every door, one GPU
 DOORS = r'''
 import json, subprocess, sys
-from tritonlens import device_answers
-from tritonlens.virtual_gpu import lookup
+from tritonlens.device import answers as device_answers
+from tritonlens.device.virtual_gpu import lookup
 gpu = lookup(sys.argv[1])
 device_answers.install(gpu)
 import torch, triton
@@ -90,7 +90,7 @@ def test_triton_torch_and_the_vendor_tool_answer_as_one_gpu(key):
 
 
 def test_nvidia_smi_stand_in_prints_what_the_real_tool_prints(tmp_path):
-    from tritonlens.device_answers import put_tools_on_path
+    from tritonlens.device.answers import put_tools_on_path
 
     env = {"PATH": os.environ.get("PATH", "")}
     folder = put_tools_on_path(lookup("h200"), env)

@@ -9,6 +9,7 @@ from typing import Sequence
 
 from . import __version__
 from .model import BROKEN_HERE, SEVERITY_RANK, Finding, Target
+from .report.cost import fmt_bytes
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -23,7 +24,7 @@ def _target_arg(value: str) -> str:
 
 
 def _gpu_arg(value: str) -> str:
-    from .virtual_gpu import lookup
+    from .device.virtual_gpu import lookup
 
     try:
         return lookup(value).key
@@ -182,11 +183,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _delegate(command: str, rest: list[str]) -> int:
     if command == "capture":
-        from .capture import main as capture_main
+        from .gpu.capture import main as capture_main
     elif command == "bench":
-        from .bench import main as capture_main  # type: ignore[no-redef]
+        from .gpu.bench import main as capture_main  # type: ignore[no-redef]
     else:
-        from .profile import main as capture_main  # type: ignore[no-redef]
+        from .gpu.profile import main as capture_main  # type: ignore[no-redef]
     return capture_main(rest)
 
 
@@ -230,7 +231,7 @@ def _settings_from(args):
     s.gpu = getattr(args, "gpu", "") or ""
     s.env = dict(getattr(args, "env", None) or [])
     if s.gpu:
-        from .virtual_gpu import validate
+        from .device.virtual_gpu import validate
 
         problem = validate(s.gpu, s.target)
         if problem:
@@ -273,7 +274,7 @@ def cmd_check(args) -> int:
         json.dump([{**f.to_json(), **_baseline_state(f)} for f in findings], sys.stdout, indent=2)
         print()
     elif args.format == "sarif":
-        from .sarif import to_sarif
+        from .report.sarif import to_sarif
 
         json.dump(to_sarif(findings, base=os.getcwd()), sys.stdout, indent=2)
         print()
@@ -295,8 +296,8 @@ def cmd_check(args) -> int:
 
 def gpu_line(target: str, name: str) -> str:
     """The report's header: the GPU the imports saw and the findings' numbers are for."""
-    from .targets import local_gpu_target
-    from .virtual_gpu import resolve
+    from .device.targets import local_gpu_target
+    from .device.virtual_gpu import resolve
 
     gpu = resolve(target, name)
     how = ("the local GPU" if local_gpu_target() == target and not name else
@@ -320,7 +321,7 @@ class _Progress:
 
 def _unused_captures(files: list[str], reports, capture_file: str | None) -> list[str]:
     """Captures that matched no checked file or kernel, said once per workspace (never dropped silently)."""
-    from .captures import unmatched
+    from .frontend.captures import unmatched
     from .pipeline import find_workspace_root
 
     checked = {r.path: {n for k in r.kernels for n in (k.kernel.name, k.kernel.func_name)} for r in reports}
@@ -333,7 +334,7 @@ def _unused_captures(files: list[str], reports, capture_file: str | None) -> lis
 
 
 def _gate(report, base: dict, base_file: str, settings) -> None:
-    from .baseline import gate_report
+    from .report.baseline import gate_report
 
     rel = _rel_to(_baseline_root(base_file))(report.path)
     gate_report(report, base, rel, settings.severity_for("BASE001", "warning"))
@@ -380,7 +381,7 @@ def _print_text(report, select, quiet: bool) -> None:
             print(f"{_rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {message}{seen}")
     if quiet:
         return
-    from .cost import spec_cost
+    from .report.cost import spec_cost
     from .pipeline import find_workspace_root
 
     root = find_workspace_root(report.path)
@@ -398,7 +399,7 @@ def _print_text(report, select, quiet: bool) -> None:
                 cost = spec_cost(root, cs.spec)
                 print(f"{head} {art.compile_time:.2f}s{' (cached)' if art.cached else ''}, "
                       f"{r.registers if r.registers is not None else '?'} regs, "
-                      f"{_bytes(spill)} spilled, {_bytes(r.shared)} shared{'; ' + cost if cost else ''}")
+                      f"{fmt_bytes(spill)} spilled, {fmt_bytes(r.shared)} shared{'; ' + cost if cost else ''}")
         if not kr.compiled:
             print(f"  {_rel(report.path)}::{kr.kernel.display_name}: not compiled (no complete spec; see SRC002)")
         elif _captures_note(kr):
@@ -419,12 +420,6 @@ def _captures_note(kr) -> str:
     return (f" — {c['compiled']} of {c['captured']} captured specs compiled{trials} (a representative set of at most "
             f"{c.get('limit', c['compiled'])}; launched{outside} but left out: {shown}; --all-captures compiles every "
             f"one)")
-
-
-def _bytes(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    return f"{n / 1024:.1f} KB"
 
 
 # ---------------------------------------------------------------- ir
@@ -533,15 +528,15 @@ def _file_reports(args) -> list | None:
 
 
 def _current_state(reports: list, root: str, settings) -> tuple[dict, dict[str, str]]:
-    from .baseline import build_baseline, tool_versions
-    from .virtual_gpu import compile_target
+    from .report.baseline import build_baseline, tool_versions
+    from .device.virtual_gpu import compile_target
 
     targets = [compile_target(settings.target, settings.gpu)] + list(settings.extra_targets)
     return build_baseline(reports, _rel_to(root), tool_versions(targets))
 
 
 def _load_baseline(path: str) -> dict | None:
-    from .baseline import read_baseline
+    from .report.baseline import read_baseline
 
     data, problem = read_baseline(path)
     if problem:
@@ -551,7 +546,7 @@ def _load_baseline(path: str) -> dict | None:
 
 
 def cmd_baseline_save(args) -> int:
-    from .baseline import IR_STAGES
+    from .report.baseline import IR_STAGES
 
     out = args.output or _default_baseline(args.paths)
     reports = _file_reports(args)
@@ -589,7 +584,7 @@ def cmd_baseline_save(args) -> int:
 def _profile_into(data: dict, reports: list, root: str) -> None:
     """ncu's metrics of each kernel's first replayable captured launch, under the kernel's `ncu` (measurements: they
     vary a little from run to run, so they live apart from the compiler's deterministic numbers)."""
-    from .profile import can_profile, profile_kernel
+    from .gpu.profile import can_profile, profile_kernel
 
     ok, why = can_profile()
     if not ok:
@@ -621,7 +616,7 @@ def _write_if_changed(path: str, text: str) -> None:
 
 
 def cmd_diff(args) -> int:
-    from .baseline import compare, ir_diff, ir_name
+    from .report.baseline import compare, ir_diff, ir_name
 
     base_file = args.baseline or _default_baseline(args.paths)
     base = _load_baseline(base_file)
@@ -724,11 +719,11 @@ def _print_diff(cmp, diffs: dict, base_file: str) -> None:
 
 # ---------------------------------------------------------------- report
 def cmd_report(args) -> int:
-    from .html_report import write_report
+    from .report.html import write_report
 
     changes = None
     if args.baseline:
-        from .baseline import read_baseline, since_baseline
+        from .report.baseline import read_baseline, since_baseline
 
         base, why = read_baseline(args.baseline)
         if base is None:
@@ -746,21 +741,11 @@ def cmd_report(args) -> int:
                 changes[f"{_rel(report.path)}::{kr.kernel.name}"] = [said] if said else []
     stats = write_report(reports, args.output, _settings_from(args), title=args.title, baseline=changes)
     print(f"report of {stats.kernels} kernel(s), {stats.specs} spec(s) written to {_rel(args.output)} "
-          f"({_bytes(stats.bytes)})")
+          f"({fmt_bytes(stats.bytes)})")
     return EXIT_OK
 
 
 # ---------------------------------------------------------------- explain
-def rule_doc(code: str) -> str | None:
-    here = os.path.dirname(os.path.abspath(__file__))
-    for folder in (os.path.join(here, "rule_docs"), os.path.join(here, "..", "..", "docs", "rules")):
-        p = os.path.join(folder, f"{code}.md")
-        if os.path.exists(p):
-            with open(p, encoding="utf-8") as f:
-                return f.read()
-    return None
-
-
 def cmd_doctor(args) -> int:
     from .doctor import diagnose
 
@@ -770,7 +755,7 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_explain(code: str) -> int:
-    from .checks import load_rules
+    from .checks import load_rules, rule_doc
 
     code = code.upper()
     rules = load_rules()

@@ -198,11 +198,11 @@ def check_tool(name: str, essential: bool, why: str) -> Check:
 
 
 def check_gpu() -> list[Check]:
-    from .profile import find_ncu
-    from .targets import local_gpu_target
+    from .gpu.profile import find_ncu
+    from .device.targets import local_gpu_target
 
-    from .targets import resolve_target
-    from .virtual_gpu import resolve
+    from .device.targets import resolve_target
+    from .device.virtual_gpu import resolve
 
     gpu = local_gpu_target()
     model = resolve(resolve_target("auto"))  # the GPU `check` (target auto) answers as and reports for

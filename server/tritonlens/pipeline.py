@@ -14,17 +14,17 @@ from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
-from . import captures as captures_mod
-from . import cost
+from .frontend import captures as captures_mod
+from .report import cost
 from .checks import analyse, place_ir_paths
 from .compiler.cache import ArtifactCache
 from .compiler.pool import CompileJob, CompileService
-from .loader import Slice, slice_module
+from .frontend.loader import Slice, slice_module
 from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec, SpecVariant
-from .report import (demote_assumed_errors, error_finding, finish_report, load_error_finding,
+from .report.kernel import (demote_assumed_errors, error_finding, finish_report, load_error_finding,
                      skipped_autotune_configs)
 from .settings import Settings
-from .virtual_gpu import compile_target, resolve as resolve_gpu
+from .device.virtual_gpu import compile_target, resolve as resolve_gpu
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +221,7 @@ class Checker:
     def discover(self, path: str, text: str, root: str):
         """The kernels of a file as this checker sees them: configs and heuristics evaluated for its target, GPU and
         environment. The editor asks the same, so a kernel's key (its hash covers what its configs read) agrees."""
-        from .discover import discover
+        from .frontend.discover import discover
 
         return discover(path, text, root, target=self.targets()[0], gpu=self.settings.gpu, env=self.settings.env)
 
@@ -357,7 +357,7 @@ class Checker:
             kr.compiled.append(self._analyse(item, spec, art, plan.text))
         k = item.kernel
         if k.is_autotuned and plan.text is not None:
-            from .discover import config_sources
+            from .frontend.config_spans import config_sources
 
             skipped_autotune_configs(kr, config_sources(k.path, plan.text, k.def_line), others_pending=pending > 0)
         finish_report(kr, own, self.settings)
@@ -378,7 +378,7 @@ class Checker:
 
     def _launches(self, kernels: list[KernelInfo], root: str, overrides: dict[str, str]):
         try:
-            from .launches import find_launches
+            from .frontend.launches import find_launches
         except ImportError:
             return {}
         with self._lock:
@@ -394,7 +394,7 @@ class Checker:
     def _bounded_captures(self, item: "_PlannedKernel", specs: list[Spec], main: bool) -> list[Spec]:
         """Captured specs: a representative set (specs.representative) unless all_captures; the counts go on the
         kernel's report ("12 of 134 captured specs compiled")."""
-        from .specs import left_out, representative
+        from .frontend.specs import left_out, representative
 
         captured = [s for s in specs if s.label.startswith("capture")]
         if not captured:
@@ -409,7 +409,7 @@ class Checker:
         return chosen + [s for s in specs if not s.label.startswith("capture")]
 
     def _specs(self, kernel: KernelInfo, target: str, launches, caps) -> tuple[list[Spec], list[Finding]]:
-        from .specs import build_specs
+        from .frontend.specs import build_specs
 
         return build_specs(kernel, target, launches=launches, captures=caps,
                            gpu=self.settings.gpu, env=self.settings.env)

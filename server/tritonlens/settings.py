@@ -166,7 +166,7 @@ def _gpu(v: Any) -> str:
         raise TypeError("expected a GPU name like 'h100', 'h200' or 'mi300x'")
     if not v.strip():
         return ""
-    from .virtual_gpu import lookup
+    from .device.virtual_gpu import lookup
 
     return lookup(v).key
 

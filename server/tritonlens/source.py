@@ -73,6 +73,8 @@ def split_top_level(text: str) -> list[tuple[str, int]]:
 
 
 # ---------------------------------------------------------------- one parse per text
+# A module cache on purpose: the key is the text itself and a tree is never changed, so no object's lifetime bounds
+# it — the checker, the rules, the config evaluator and the server's features all share the one parse of a text.
 _TREES: "OrderedDict[str, ast.Module]" = OrderedDict()
 _TREES_LOCK = threading.Lock()
 _TREE_CHARS: dict[str, int] = {}  # key -> len(text) of the trees kept

@@ -7,58 +7,12 @@ import logging
 import pkgutil
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Iterable
 
 from ..model import Artifacts, Finding, KernelInfo, Spec
 from ..settings import Settings
+from .registry import DOCS_URL, RULES, Rule, register_meta, rule, rule_doc  # noqa: F401 — the catalogue
 
 log = logging.getLogger(__name__)
-
-DOCS_URL = "https://github.com/tritonlens/tritonlens/blob/main/docs/rules/{code}.md"
-
-
-@dataclass
-class Rule:
-    code: str
-    name: str
-    severity: str  # default severity
-    fn: Callable[["CheckContext"], Iterable[Finding]] | None
-    summary: str = ""
-
-    @property
-    def doc_url(self) -> str:
-        return DOCS_URL.format(code=self.code)
-
-
-RULES: dict[str, Rule] = {}
-
-
-def rule(code: str, name: str, severity: str, summary: str = ""):
-    def register(fn):
-        RULES[code] = Rule(code, name, severity, fn, summary or (fn.__doc__ or "").strip().split("\n")[0])
-        return fn
-    return register
-
-
-def register_meta(code: str, name: str, severity: str, summary: str) -> None:
-    """Rules produced outside checks/ (SRC001 from compile errors, SRC002 from specs) still need a catalogue entry."""
-    RULES.setdefault(code, Rule(code, name, severity, None, summary))
-
-
-register_meta("SRC001", "compile-error", "error", "Triton could not compile the kernel (or Python could not parse the file)")
-register_meta("SRC002", "missing-specialization", "info", "a constexpr has no value from captures, hints, configs or defaults")
-register_meta("SRC003", "stale-capture", "info", "a captured launch no longer fits the kernel's parameters")
-register_meta("SRC005", "kernel-out-of-reach", "info",
-              "a @triton.jit function defined inside another function: it cannot be compiled on its own")
-register_meta("SRC006", "module-not-importable", "warning",
-              "the kernel's module (or one it imports) raised at import on this machine: its kernels were not compiled")
-register_meta("SRC007", "not-compiled-here", "info",
-              "tritonlens could not finish a compile (its memory bound or time-out, a crashed worker, a missing "
-              "compiler tool, its own bug): a limit of tritonlens, not an error in the kernel")
-register_meta("SRC004", "bad-hint", "warning", "a `# tritonlens:` hint comment has a value tritonlens cannot use")
-register_meta("BASE001", "regressed-from-baseline", "warning",
-              "with --baseline: a kernel got worse than the baseline (new finding, more spills, registers or "
-              "conversions, narrower accesses, shared memory over the limit)")
 
 
 @dataclass
@@ -82,14 +36,14 @@ class CheckContext:
     def gpu(self):
         """The GPU the findings are for (virtual_gpu.resolve): tritonlens.gpu when it is of the spec's arch, else the
         local GPU when the spec's target is its, else the target's default — the one the imports saw."""
-        from ..virtual_gpu import resolve
+        from ..device.virtual_gpu import resolve
 
         return resolve(self.spec.target, self.settings.gpu)
 
     @cached_property
     def gpu_sms(self) -> int | None:
         """SMs of the local GPU as its driver counts them, when the spec's target is that GPU's (None otherwise)."""
-        from ..targets import local_gpu_sms, local_gpu_target
+        from ..device.targets import local_gpu_sms, local_gpu_target
 
         return local_gpu_sms() if local_gpu_target() == self.spec.target else None
 

@@ -14,8 +14,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..frontend.launches import evaluate
 from ..source import parse_module
-from . import rule
+from .registry import rule
 from ._common import Span, def_span, finding, plural
 from .resources import occupancy
 
@@ -222,29 +223,11 @@ def _mask_groups(ctx) -> dict[tuple, list[_Mask]]:
 
 
 # ---------------------------------------------------------------- values of one launch
-_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-        ast.FloorDiv: lambda a, b: a // b if b else None, ast.Mod: lambda a, b: a % b if b else None}
-
-
 def _eval(expr: ast.expr | None, env: dict[str, int]) -> int | None:
-    """An integer expression of literals and known values (+ - * // %, cdiv); None when any part is unknown."""
-    if isinstance(expr, ast.Constant):
-        v = expr.value
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
-    if isinstance(expr, ast.Name):
-        return env.get(expr.id)
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        v = _eval(expr.operand, env)
-        return -v if v is not None else None
-    if isinstance(expr, ast.BinOp) and type(expr.op) in _OPS:
-        a, b = _eval(expr.left, env), _eval(expr.right, env)
-        if a is None or b is None or abs(a) > 1 << 62 or abs(b) > 1 << 62:
-            return None
-        return _OPS[type(expr.op)](a, b)
-    if isinstance(expr, ast.Call) and _callee(expr) == "cdiv" and len(expr.args) == 2:
-        a, b = _eval(expr.args[0], env), _eval(expr.args[1], env)
-        return -(-a // b) if a is not None and b else None
-    return None
+    """An integer expression of literals and known values (launches.evaluate: + - * // % <<, cdiv, min, max,
+    next_power_of_2); None when any part is unknown or the value is not an integer."""
+    value = evaluate(expr, env) if expr is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _env(ctx, launch: dict[str, Any]) -> dict[str, int]:

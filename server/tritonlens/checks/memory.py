@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import rule
+from .registry import rule
 from ._common import (anchor, dtype_bits, finding, in_kernel_file, numel, related, source_index,
                       tensor_shape_dtype, threads)
 

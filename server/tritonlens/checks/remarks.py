@@ -2,7 +2,7 @@
 vectorization remarks are left to PTX001/PTX002, which explain them with the access widths."""
 from __future__ import annotations
 
-from . import rule
+from .registry import rule
 from ._common import anchor, finding, in_kernel_file
 
 

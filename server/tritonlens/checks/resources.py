@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import rule
+from .registry import rule
 from ..model import Related
 from ._common import def_span, finding, in_kernel_file, related
 

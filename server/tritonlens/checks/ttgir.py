@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from . import rule
+from .registry import rule
 from ._common import anchor, cuda_arch, finding, in_kernel_file, related, tensor_shape_dtype
 
 _DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")

@@ -22,7 +22,7 @@ import types
 from typing import Any
 
 from ..model import Artifacts, CompileError, Resources, Spec, Target
-from ..specs import spec_to_compile_args
+from ..frontend.specs import spec_to_compile_args
 
 # Set before triton is imported: remarks on fd 2, ptxas -v log on stdout, and no reuse of Triton's own cache
 # (a cache hit would print no remarks).
@@ -32,7 +32,9 @@ _ENV = {
     "TRITON_ALWAYS_COMPILE": "1",
 }
 
-# Loaded user modules by (path, text). Bounded: a long editing session makes a new text at every save.
+# Loaded user modules by (path, text). Owned by this worker process: it lives and dies with the
+# process (a crash or a restart by the pool starts empty).
+# Bounded: a long editing session makes a new text at every save.
 _modules: "OrderedDict[str, types.ModuleType]" = OrderedDict()
 _MAX_MODULES = 32
 
@@ -52,21 +54,21 @@ def answer_device_queries(target: Target | None, device: dict[str, Any] | None =
     """On a machine without a GPU a module that asks its device at import — Triton's driver for the backend, torch
     for the name, capability, SM count and shared memory, nvidia-smi in a subprocess — would not load, or would
     load as a half-answered world (Triton says cuda, torch says no CUDA) worse than none. Every door answers as one
-    virtual GPU instead (device_answers): `device["gpu"]` (tritonlens.gpu) when it is of the target's arch, else the
+    virtual GPU instead (device.answers): `device["gpu"]` (tritonlens.gpu) when it is of the target's arch, else the
     target's default; `device["env"]` (tritonlens.env) is the imports' environment. Nothing may be put on a device:
     a module that allocates there at import fails with DeviceUseRefused. A real GPU's answers are left alone.
     True when the answers or the environment changed since the last job: modules imported before are stale."""
     if target is None:
         return False
-    from .. import device_answers
-    from ..virtual_gpu import resolve
+    from ..device import answers as device_answers
+    from ..device.virtual_gpu import resolve
 
     device = device or {}
     changed = _apply_env(device.get("env") or {})
     if device_answers.current() is None:
         from triton.runtime import driver
 
-        from ..targets import local_gpu_target
+        from ..device.targets import local_gpu_target
 
         # Not `driver.active` itself: probing the AMD backend imports torch (seconds, in every worker).
         if local_gpu_target() is not None or getattr(driver, "_active", None) is not None:

@@ -1,0 +1,6 @@
+"""The language server: the editor's requests answered from the core.
+
+Takes LSP requests and notifications (pygls); gives diagnostics, hovers, code lenses, quick fixes, IR documents and
+status. `server.py` assembles one module per feature (docs/server.md); each feature sees the server only as a
+`host.Host` and calls the pipeline, the report and the checks — nothing below imports this package.
+"""

@@ -19,7 +19,8 @@ from ..model import Finding, KernelInfo, KernelReport
 from . import fix_configs, fix_launch
 from .diagnostics import SOURCE
 from .host import in_daemon_thread
-from .irviews import SpecView, compiled_specs, fmt_bytes
+from ..report.cost import fmt_bytes
+from ..report.irviews import SpecView, compiled_specs
 from .protocol import allow
 
 if TYPE_CHECKING:
@@ -392,7 +393,7 @@ class FixSearch:
 
 
 def _gpu_here() -> bool:
-    from ..targets import has_local_gpu
+    from ..device.targets import has_local_gpu
 
     return has_local_gpu()
 

@@ -35,9 +35,9 @@ _RUNNING: dict[tuple[str, str], asyncio.Task] = {}  # (uri, kernel) -> the bench
 
 
 def lens_for(ls: "Host", uri: str, kr: "KernelReport") -> types.CodeLens | None:
-    from ..captures import load_captures
+    from ..frontend.captures import load_captures
     from ..pipeline import find_workspace_root
-    from ..targets import has_local_gpu
+    from ..device.targets import has_local_gpu
 
     st = ls.scheduler.state(uri)
     if st is None or not has_local_gpu():
@@ -47,7 +47,7 @@ def lens_for(ls: "Host", uri: str, kr: "KernelReport") -> types.CodeLens | None:
 
 
 def _bench(path: str, kernel: str, root: str) -> tuple[int, int, str]:
-    from ..bench import run_on_gpu, save, select
+    from ..gpu.bench import run_on_gpu, save, select
 
     jobs, _ = select([path], kernel, root, None, every=False)
     if not jobs:
@@ -64,7 +64,7 @@ def register(server: "Host") -> None:
     @server.command(BENCH)
     async def bench_kernel(ls, *args: Any) -> "dict[str, Any] | None":  # no type-checking-only hints: see lifecycle
         from ..pipeline import find_workspace_root
-        from ..targets import has_local_gpu
+        from ..device.targets import has_local_gpu
 
         target = next((a for a in args if isinstance(a, dict) and "uri" in a and "kernel" in a),
                       next((a for x in args if isinstance(x, list) for a in x

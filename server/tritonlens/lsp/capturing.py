@@ -41,8 +41,8 @@ def capture_lens(uri: str, kr: "KernelReport", gpu: str | None, target: str = "c
 def lens_for(uri: str, kr: "KernelReport", target_setting: str, gpu_setting: str = "") -> types.CodeLens | None:
     if not needs_capture(kr):
         return None
-    from ..targets import local_gpu_target
-    from ..virtual_gpu import compile_target, validate
+    from ..device.targets import local_gpu_target
+    from ..device.virtual_gpu import compile_target, validate
 
     try:
         target = compile_target(target_setting, gpu_setting)

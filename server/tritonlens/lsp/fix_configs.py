@@ -5,23 +5,22 @@ that can never launch. Like every fix, each candidate is re-compiled on a copy a
 Configs built by code (a comprehension, a function) get no fix: there is no literal to edit."""
 from __future__ import annotations
 
-import re
 from typing import Any, Iterator
 
 from lsprotocol import types
 
-from ..discover import ConfigSource, Span, config_sources
+from ..frontend.config_spans import ConfigSource, Span, config_sources
+from ..frontend.specs import CONFIG_LABEL
 from ..model import CompiledSpec, Finding, KernelReport
-from ..report import config_labels
-from .irviews import fmt_bytes
+from ..report.kernel import config_labels
+from ..report.cost import fmt_bytes
 
-_CONFIG_LABEL = re.compile(r"autotune config (\d+)/(\d+)")
 MAX_STAGE_STEPS = 3  # num_stages tried downwards from the config's value, first that removes the finding wins
 
 
 def config_index(cs: CompiledSpec) -> int | None:
     """1-based index of the autotune config a spec was made from ("hint line 5 × autotune config 2/3" -> 2)."""
-    m = _CONFIG_LABEL.search(cs.spec.label or "")
+    m = CONFIG_LABEL.search(cs.spec.label or "")
     return int(m.group(1)) if m else None
 
 

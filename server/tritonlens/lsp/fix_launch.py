@@ -18,7 +18,7 @@ from lsprotocol import types
 
 from ..model import CompiledSpec, Finding, KernelReport, SpecVariant
 from .fix_configs import _apply, deltas, holding
-from .irviews import compiled_specs
+from ..report.irviews import compiled_specs
 
 MAX_WARPS = 16
 _LAUNCH_ORIGIN = re.compile(r"launch at (?P<file>[^:]+):(?P<line>\d+)$")
@@ -155,8 +155,8 @@ def time_on_gpu(path: str, root: str, kr: KernelReport, cand: LaunchCandidate, t
     """On a machine with a GPU: the captured launch of the spec the fix is proven on, replayed and timed as it is and
     with the fix's one change (`tritonlens bench`'s replay). (before µs, after µs, GPU name), or None when the spec
     came with no replayable capture or a replay failed."""
-    from ..bench import Job, local_gpu, run_on_gpu
-    from ..captures import identity, load_captures
+    from ..gpu.bench import Job, local_gpu, run_on_gpu
+    from ..frontend.captures import identity, load_captures
 
     spec = kr.compiled[cand.spec_index].spec
     if not spec.capture_id:

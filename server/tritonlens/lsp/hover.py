@@ -8,7 +8,8 @@ from urllib.parse import quote
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from .irviews import STAGE_TITLES, compiled_specs, fmt_bytes, summary, view_for
+from ..report.cost import fmt_bytes
+from ..report.irviews import STAGE_TITLES, compiled_specs, summary, view_for
 
 if TYPE_CHECKING:
     from ..model import KernelReport

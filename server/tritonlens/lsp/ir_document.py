@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from .irviews import LANGUAGE_IDS, compiled_specs, view_for
+from ..report.irviews import LANGUAGE_IDS, compiled_specs, view_for
 
 if TYPE_CHECKING:
     from .host import Host

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..baseline import SaveHistory, read_baseline, since_baseline
-from ..cost import spec_cost
+from ..report.baseline import SaveHistory, read_baseline, since_baseline
+from ..report.cost import spec_cost
 from ..pipeline import find_workspace_root
 
 from .hover import SHOW_IR
 from .lifecycle import RECOMPILE
-from .irviews import STAGE_TITLES, compiled_specs, fmt_bytes, view_for
+from ..report.cost import fmt_bytes
+from ..report.irviews import STAGE_TITLES, compiled_specs, view_for
 from .capturing import lens_for as capture_lens_for
 from .profiling import lens_for as profile_lens_for
 from .benching import lens_for as bench_lens_for

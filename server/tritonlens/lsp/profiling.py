@@ -18,7 +18,7 @@ PROFILE_TIMEOUT_S = 600.0  # ncu on one captured launch; the command answers wit
 
 
 def replayable_captures(kr: "KernelReport", captures: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from ..profile import replay_capture
+    from ..gpu.profile import replay_capture
 
     names = {kr.kernel.name, kr.kernel.func_name}
     return [c for c in captures if c.get("kernel") in names and replay_capture(c) is None]
@@ -35,9 +35,9 @@ def profile_lens(uri: str, kr: "KernelReport", captures: list[dict[str, Any]], g
 
 
 def lens_for(ls: "Host", uri: str, kr: "KernelReport") -> types.CodeLens | None:
-    from ..captures import load_captures
+    from ..frontend.captures import load_captures
     from ..pipeline import find_workspace_root
-    from ..profile import can_profile
+    from ..gpu.profile import can_profile
 
     ready, _ = can_profile()
     if not ready:
@@ -55,7 +55,7 @@ def register(server: "Host") -> None:
     @server.command(PROFILE)
     async def profile_kernel(ls, *args: Any) -> "dict[str, Any] | None":  # no type-checking-only hints: see lifecycle
         from ..pipeline import find_workspace_root
-        from ..profile import can_profile, confirm_findings, profile_kernel as run_profile
+        from ..gpu.profile import can_profile, confirm_findings, profile_kernel as run_profile
 
         target = next((a for a in _flat(args) if isinstance(a, dict) and "uri" in a and "kernel" in a), None)
         st = ls.scheduler.state(target["uri"]) if target else None

@@ -10,7 +10,7 @@ STATUS = "tritonlens/status"
 
 
 def send_status(server: "Host", state: str, message: str = "") -> None:
-    from ..virtual_gpu import compile_target
+    from ..device.virtual_gpu import compile_target
 
     findings = [f for st in server.scheduler.docs.values() for f in st.findings()]
     errors = sum(1 for f in findings if f.severity == "error")

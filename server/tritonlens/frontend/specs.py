@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .captures import identity as capture_identity
-from . import config_eval
+from ..device import config_eval
 from .hints import OPTION_NAMES, HintValue, parse_value
 from .launches import Choices, LaunchSite
-from .model import MAX_LAUNCH_RECORDS, Finding, KernelInfo, Param, Spec, Target, clean_launch
+from ..model import MAX_LAUNCH_RECORDS, Finding, KernelInfo, Param, Spec, Target, clean_launch
 
 TRITON_DEFAULT_OPTIONS = {"cuda": {"num_warps": 4, "num_stages": 3}, "hip": {"num_warps": 4, "num_stages": 2}}
 ASSUMED = "assumed (torch launch)"
+CONFIG_LABEL = re.compile(r"autotune config (\d+)/(\d+)")  # the label of a spec made from the i-th config
 
 
 @dataclass

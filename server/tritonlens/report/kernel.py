@@ -4,10 +4,10 @@ from __future__ import annotations
 import ast
 import re
 
-from .model import SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
-from .settings import Settings
-from .source import parse_module
-from .specs import ASSUMED
+from ..model import SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
+from ..settings import Settings
+from ..source import parse_module
+from ..frontend.specs import ASSUMED, CONFIG_LABEL
 
 _OWN_PREFIX = {"Timeout": "compile timed out", "WorkerCrash": "compiler crashed", "InternalError": "internal error",
                "Cancelled": "compile cancelled", "MemoryLimit": "memory bound reached",
@@ -209,26 +209,23 @@ def demote_assumed_errors(spec: Spec, findings: list[Finding]) -> None:
             f.data["assumed"] = assumed
 
 
-_CONFIG_LABEL = re.compile(r"autotune config (\d+)/(\d+)")
-
-
 def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pending: bool = False) -> None:
     """RES001 in an autotune config, when another config of the kernel fits: the autotuner benchmarks every config
     and one that raises OutOfResources is skipped at run time, so the kernel still launches — a warning on that
-    `triton.Config(...)` in the list (`sources`: discover.config_sources, None when the configs are built by code),
+    `triton.Config(...)` in the list (`sources`: config_spans.config_sources, None when the configs are built by code),
     not an error on the kernel. When no config fits, the launch itself fails: the error stays."""
     def over(cs: CompiledSpec) -> bool:
         return any(f.code == "RES001" for f in cs.findings)
 
     autotuned = kr.kernel.is_autotuned
     from_configs = [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.ok
-                    and (_CONFIG_LABEL.search(cs.spec.label) or (autotuned and cs.spec.label.startswith("capture")))]
+                    and (CONFIG_LABEL.search(cs.spec.label) or (autotuned and cs.spec.label.startswith("capture")))]
     # (`others_pending`: a partial report, the other configs still compiling — most config lists have one that fits)
     if not from_configs or (all(over(cs) for cs in from_configs) and not others_pending):
         return
     by_index = {src.index: src for src in sources or []}
     for cs in from_configs:
-        m = _CONFIG_LABEL.search(cs.spec.label)
+        m = CONFIG_LABEL.search(cs.spec.label)
         src = by_index.get(int(m.group(1))) if m else None
         which = m.group(0) if m else f"the config of {cs.spec.label} (an autotuner trial: another captured config fits)"
         for f in cs.findings:

@@ -16,19 +16,20 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from . import __version__
-from .ir.linemap import same_file
-from .lsp.irviews import _PADDING, STAGE_TITLES, fmt_bytes, view_for
-from .model import CompiledSpec, Finding, KernelReport, Spec
-from .report import _spec_values, config_labels
-from .settings import Settings
+from .. import __version__
+from ..ir.linemap import same_file
+from .cost import fmt_bytes
+from .irviews import _PADDING, STAGE_TITLES, view_for
+from ..model import CompiledSpec, Finding, KernelReport, Spec
+from .kernel import _spec_values, config_labels
+from ..settings import Settings
 
 # The panes of a report: what a reader compares against the source. TTIR and LLIR stay out (LLIR is often
 # megabytes and `tritonlens ir` prints it).
 PANE_STAGES = {"cuda": ("ttgir", "ptx", "sass"), "hip": ("ttgir", "amdgcn")}
 _GRAMMAR_FILES = {"ttir": "ttir", "ttgir": "ttgir", "llir": "llvm-ir", "ptx": "ptx", "sass": "sass",
                   "amdgcn": "amdgcn"}
-_ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report_assets")
+_ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
 
 # What each cost bar counts, per machine-level stage: (spill kinds, shared-memory kinds).
 _COST_KINDS = {
@@ -50,7 +51,7 @@ class PageStats:
 def grammar_dir() -> str | None:
     """`syntaxes/`: inside the package when installed from a wheel (setup.py copies it), at the repository root in
     a checkout, beside `dist/server` in the VS Code extension."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package folder
     for folder in (os.path.join(here, "syntaxes"), os.path.join(here, "..", "..", "syntaxes"),
                    os.path.join(here, "..", "..", "..", "syntaxes")):
         if os.path.isfile(os.path.join(folder, "ptx.tmLanguage.json")):
@@ -378,7 +379,7 @@ class _Page:
 
     # ------------------------------------------------------------ files and page
     def file(self, report) -> str:
-        from .pipeline import read_source
+        from ..pipeline import read_source
 
         text, problem = read_source(report.path)
         out = [f'<section class="file" data-path="{_e(self.rel(report.path))}"><h1>{_e(self.rel(report.path))}</h1>']
@@ -392,8 +393,7 @@ class _Page:
         return "\n".join(out)
 
     def rules(self) -> str:
-        from .checks import load_rules
-        from .cli import rule_doc
+        from ..checks import load_rules, rule_doc
 
         rules = load_rules()
         out = ['<section id="rules"><h1>rules</h1>']

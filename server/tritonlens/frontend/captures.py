@@ -1,5 +1,5 @@
 """Reading captured launches (`.tritonlens/captures.jsonl`). Capture files are untrusted input: JSON only, every
-field validated, never pickle or eval. Writing them is `capture.py`'s job."""
+field validated, never pickle or eval. Writing them is `gpu/capture.py`'s job."""
 from __future__ import annotations
 
 import hashlib
@@ -191,6 +191,9 @@ def load_captures(workspace_root: str, path: str | None = None,
     return fold_captures(out), list(problems)
 
 
+# A module cache on purpose: the owner is the file on disk — an entry is keyed by its path, mtime and size, so an
+# edited file is read again — and every reader in the process (check, the server's features, bench) reads the same
+# file. One entry: the latest capture file read.
 _PARSED: dict[tuple, tuple[list[dict[str, Any]], list[str]]] = {}
 
 

@@ -1,7 +1,7 @@
 """What a launch costs: the bytes a captured launch's tensors hold, the static floor of the virtual GPU for them,
 the times `tritonlens bench` measured (`.tritonlens/bench.jsonl`), and findings weighed by those times.
 
-Read by check, the editor and the report; nothing here runs on a GPU (bench.py measures, this reads).
+Read by check, the editor and the report; nothing here runs on a GPU (gpu/bench.py measures, this reads).
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import os
 from typing import Any
 
-from . import virtual_gpu
+from ..device import virtual_gpu
 
 _DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4, "float16": 2,
                 "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
@@ -115,7 +115,10 @@ def fmt_us(us: float | None) -> str:
     return f"{us:.2f} µs" if us >= 0.1 else f"{us * 1000:.1f} ns"
 
 
-def fmt_bytes(n: int) -> str:
+def fmt_bytes(n: Any) -> str:
+    """`512 B`, `1.5 KB`, `2.0 MB`; `?` when the number is unknown. Every presenter formats sizes with this."""
+    if not isinstance(n, (int, float)):
+        return "?"
     for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if n >= size:
             return f"{n / size:.1f} {unit}"

@@ -5,7 +5,7 @@ ints are 1 or multiples of 16, constexpr values, launch options), not of the GPU
 by one that does what Triton's own `run` does up to the compile — the same binder
 (`create_function_from_signature` with the target's backend, so `native_specialize_impl` decides alignment and
 divisibility), the same `_pack_args`, the same `_call_hook` payload — and then hands that payload to the capture
-hook instead of compiling and launching. Outputs stay as allocated (zeros: device_answers). Heuristics run unchanged (they only wrap
+hook instead of compiling and launching. Outputs stay as allocated (zeros: device.answers). Heuristics run unchanged (they only wrap
 `run`); the autotuner runs unchanged too, with a benchmarker that times nothing, so every config it would try
 (after `prune_configs_by`: early_config_prune, perf_model/top_k) is recorded as a trial, and none is marked as
 chosen unless it was the only one.
@@ -13,7 +13,7 @@ chosen unless it was the only one.
 With `--interpret` the kernels really run, in Triton's interpreter (TRITON_INTERPRET=1), for programs whose later
 launches depend on results; each launch is recorded the same way before the interpreter runs it.
 
-The program sees one virtual GPU (`--gpu`, default the target's; device_answers): Triton's driver, torch.cuda's
+The program sees one virtual GPU (`--gpu`, default the target's; device.answers): Triton's driver, torch.cuda's
 queries (an SM count that shapes grids, rows per program) and the vendor's query tool answer as it, and tensors the
 program asks for on the device are made on the CPU — a test suite written for `device="cuda"` runs its launches.
 What needs real hardware is reported, never papered over: a use of torch.cuda beyond queries and allocations stops
@@ -26,9 +26,10 @@ import os
 import sys
 from typing import Any, Callable
 
-from . import device_answers
-from .device_answers import gpu_target, user_frame
-from .virtual_gpu import GpuModel, resolve
+from ..device import answers as device_answers
+from ..device.answers import gpu_target, user_frame
+from ..device.virtual_gpu import GpuModel, resolve
+from .patching import wrap_once
 
 ENV_GPU = "TRITONLENS_CAPTURE_GPU"  # the virtual GPU a --no-gpu capture answers as (a virtual_gpu key)
 
@@ -52,7 +53,7 @@ def needs_gpu(what: str) -> NoGpuError:
 
 def answer_as(gpu_key: str | None, target_text: str) -> GpuModel:
     """Answer every device query of this process as the virtual GPU (`gpu_key`, else the target's default) and make
-    the tensors asked for on the device on the CPU (device_answers). Triton's driver is answered when triton is
+    the tensors asked for on the device on the CPU (device.answers). Triton's driver is answered when triton is
     imported, torch.cuda when torch is."""
     gpu = resolve(target_text, gpu_key, local=False)
     device_answers.install(gpu, tensors="cpu", on_hardware=needs_gpu, tools=False, target=target_text)
@@ -106,8 +107,6 @@ def install(hook: Any, target_text: str, interpret: bool = False) -> None:
     """Replace Triton's launch path in this process (see the module doc)."""
     from triton.runtime.jit import JITFunction
 
-    from .capture import _wrap_once
-
     target = gpu_target(target_text)
     if device_answers.current() is None:  # the bootstrap installs them before the program runs
         answer_as(os.environ.get(ENV_GPU), target_text)
@@ -118,7 +117,7 @@ def install(hook: Any, target_text: str, interpret: bool = False) -> None:
         call_grid = (lambda b: grid(b)) if callable(grid) and not warmup else None
         return _record_launch(hook, jit_fn, target, args, kwargs, warmup, call_grid)
 
-    _wrap_once(JITFunction, "run", lambda _run: hook.wrap_run(run_without_gpu))
+    wrap_once(JITFunction, "run", lambda _run: hook.wrap_run(run_without_gpu))
     if interpret:
         from triton.runtime.interpreter import InterpretedFunction
 
@@ -135,4 +134,4 @@ def install(hook: Any, target_text: str, interpret: bool = False) -> None:
 
             return hook.wrap_run(run)
 
-        _wrap_once(InterpretedFunction, "run", interpret_and_record)
+        wrap_once(InterpretedFunction, "run", interpret_and_record)

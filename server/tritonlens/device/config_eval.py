@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import virtual_gpu
-from .source import parse_module
+from ..source import parse_module
 
 # The folder holding the `tritonlens` package: the evaluator imports it from there, with no other path.
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 DEFAULT_TIMEOUT = 5.0  # seconds per evaluation
 DEFAULT_MEMORY_MB = 512  # the evaluator's address space: stand-ins and config lists, never torch
@@ -257,7 +257,7 @@ class ConfigEvaluator:
     def _start(self) -> None:
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
-        code = (f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); from tritonlens.config_eval import serve; "
+        code = (f"import sys; sys.path.insert(0, {_PACKAGE_ROOT!r}); from tritonlens.device.config_eval import serve; "
                 f"serve({req_r}, {ans_w}, {self.memory_mb})")
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
         try:

@@ -32,7 +32,7 @@ def _install() -> None:
     if package_root and package_root not in sys.path:
         sys.path.append(package_root)  # last: never shadows the user's own modules
     try:
-        from tritonlens.capture import install_on_import
+        from tritonlens.gpu.capture import install_on_import
 
         install_on_import()
     except Exception as exc:  # noqa: BLE001 — a capture problem must never stop the user's program

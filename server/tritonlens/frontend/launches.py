@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .source import SourceText, parse_module
+from ..source import SourceText, parse_module
 
 _UNKNOWN = object()
 MAX_CHOICES = 8  # values one argument may take for a launch site to be compiled for each of them

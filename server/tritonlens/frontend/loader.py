@@ -19,7 +19,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from .source import is_main_guard, parse_module
+from ..source import is_main_guard, parse_module
 
 # Statements that only bind names and whose right-hand side we accept to evaluate at import.
 _BINDING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
@@ -244,7 +244,7 @@ _ALLOWED_CALLS = {
     "int32", "int64", "float16", "float32", "bfloat16", "finfo", "iinfo",
 } | {
     # Device queries: the compile workers answer them as one GPU (the local one, else the virtual GPU: see
-    # device_answers), so module constants built from them (`IS_HOPPER = get_device_capability()[0] == 9`, a block
+    # device.answers), so module constants built from them (`IS_HOPPER = get_device_capability()[0] == 9`, a block
     # list sized by `shared_memory_per_block_optin`) exist as the user's own process would see them. Allocating on
     # the device stays out (torch.empty(..., device="cuda") is no query).
     "get_device_properties", "get_device_capability", "get_device_name", "device_count", "current_device",

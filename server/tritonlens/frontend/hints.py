@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .model import HintLine
-from .source import split_top_level
+from ..model import HintLine
+from ..source import split_top_level
 
 HINT_MARKER = "tritonlens:"
 

@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .model import CompiledSpec, Finding, KernelReport
+from ..model import CompiledSpec, Finding, KernelReport
 
 FORMAT = 1
 IR_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
@@ -424,7 +424,7 @@ def compare_metrics(old: dict, new: dict, target: str) -> list[Change]:
         if name in _LOWER_IS_BETTER and isinstance(a, int) and isinstance(b, int) and b > a:
             c.regressed = True
         if name == "shared" and isinstance(a, int) and isinstance(b, int):
-            from .checks.resources import target_limits
+            from ..checks.resources import target_limits
 
             lim = target_limits(target)
             if lim is not None and b > lim.shared_per_block >= a:
@@ -642,7 +642,7 @@ def tool_versions(targets: list[str]) -> dict[str, Any]:
         out["triton"] = None
     if any(t.startswith("cuda") for t in targets):
         try:
-            from .ir.sass import tool_path
+            from ..ir.sass import tool_path
 
             text = subprocess.run([str(tool_path("ptxas")), "--version"], capture_output=True, text=True,
                                   timeout=20).stdout
@@ -650,7 +650,7 @@ def tool_versions(targets: list[str]) -> dict[str, Any]:
             out["ptxas"] = m.group(1) if m else None
         except Exception:  # noqa: BLE001 — a missing tool leaves the version unknown, it does not stop the save
             out["ptxas"] = None
-    from .targets import has_local_gpu
+    from ..device.targets import has_local_gpu
 
     if has_local_gpu():
         import shutil

@@ -107,7 +107,7 @@ def gpu_target(target: str) -> Any:
     """Triton's GPUTarget for a target string (`cuda:90`, `hip:gfx942`)."""
     from triton.backends.compiler import GPUTarget
 
-    from .model import Target
+    from ..model import Target
 
     t = Target.parse(target)
     return GPUTarget(t.backend, t.arch, t.warp_size)

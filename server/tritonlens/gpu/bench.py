@@ -26,9 +26,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
-from . import virtual_gpu
-from .captures import identity, load_captures
-from .cost import bench_file, fmt_bytes, fmt_us, launch_bytes, static_floor_us
+from ..device import virtual_gpu
+from ..frontend.captures import identity, load_captures
+from ..report.cost import bench_file, fmt_bytes, fmt_us, launch_bytes, static_floor_us
 
 EXIT_OK, EXIT_ERROR = 0, 2
 DEFAULT_PER_KERNEL = 12
@@ -149,7 +149,7 @@ def _child_main(job_file: str) -> int:
 
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
-    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
@@ -189,7 +189,7 @@ def _replay_batch(path: str, jobs: list[Job], root: str, timeout: float) -> dict
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump({"jobs": [{"path": os.path.abspath(j.path), "qualname": j.kernel, "capture": j.capture,
                                  "workspace_root": root} for j in jobs]}, f)
-        proc = subprocess.Popen([sys.executable, "-m", "tritonlens.bench", "--replay-jobs", job_file],
+        proc = subprocess.Popen([sys.executable, "-m", "tritonlens.gpu.bench", "--replay-jobs", job_file],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
         try:
             out, err = proc.communicate(timeout=timeout * max(1, len(jobs)))
@@ -213,7 +213,7 @@ def _replay_batch(path: str, jobs: list[Job], root: str, timeout: float) -> dict
 
 def local_gpu() -> dict[str, Any]:
     """The local GPU's model (name, SMs, peaks) and clocks, asked without creating a context in this process."""
-    from .targets import local_gpu_target
+    from ..device.targets import local_gpu_target
 
     target = local_gpu_target() or "cuda:90"
     name = ""
@@ -321,8 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.targets:
         print("tritonlens bench: give PATH or PATH::KERNEL", file=sys.stderr)
         return EXIT_ERROR
-    from .pipeline import find_workspace_root
-    from .targets import has_local_gpu, resolve_target
+    from ..pipeline import find_workspace_root
+    from ..device.targets import has_local_gpu, resolve_target
 
     paths, kernel = [], None
     for t in args.targets:

@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
-from .model import Finding, KernelReport
+from ..model import Finding, KernelReport
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -86,7 +86,7 @@ def find_ncu() -> str | None:
 
 def can_profile() -> tuple[bool, str]:
     """(True, "") when an NVIDIA GPU and ncu are here; else (False, why) — what the code lens and the CLI show."""
-    from .targets import local_gpu_target
+    from ..device.targets import local_gpu_target
 
     target = local_gpu_target()
     if target is None:
@@ -259,8 +259,8 @@ def _replay_main(spec_file: str) -> int:
 def prepare_replay(job: dict[str, Any], torch: Any) -> Any:
     """A function that makes the captured launch of `job` ({path, qualname, capture, workspace_root}) once: the
     kernel's module loaded (definitions only), inputs synthesized on the GPU, the captured grid and options."""
-    from .compiler.worker import find_jit_function, load_module
-    from .loader import slice_module
+    from ..compiler.worker import find_jit_function, load_module
+    from ..frontend.loader import slice_module
 
     cap = job["capture"]
     with open(job["path"], encoding="utf-8") as f:
@@ -291,7 +291,7 @@ def prepare_replay(job: dict[str, Any], torch: Any) -> Any:
 def _constant(value: Any) -> Any:
     """A captured constexpr as the kernel takes it: a dtype name (`fp32`) is a `tl.dtype`, as Triton's own cache
     preload rebuilds it (specs._replayed)."""
-    from .specs import _replayed
+    from ..frontend.specs import _replayed
 
     value = _replayed(value)
     if isinstance(value, dict) and set(value) == {"dtype"}:
@@ -326,12 +326,12 @@ def replay_command(path: str, qualname: str, capture: dict[str, Any], workspace_
     spec_file = os.path.join(job_dir, "replay.json")
     with open(spec_file, "w", encoding="utf-8") as f:
         json.dump(job, f)
-    return [python or sys.executable, "-m", "tritonlens.profile", "--replay-job", spec_file]
+    return [python or sys.executable, "-m", "tritonlens.gpu.profile", "--replay-job", spec_file]
 
 
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
-    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     return env
 
@@ -350,8 +350,8 @@ def profile_kernel(path: str | None, kernel: str, *, command: list[str] | None =
     if path is None:
         return ProfileResult(kernel, error="give the kernel's file (PATH::KERNEL) to replay a capture, "
                                            "or a command after --")
-    from .captures import load_captures
-    from .pipeline import find_workspace_root
+    from ..frontend.captures import load_captures
+    from ..pipeline import find_workspace_root
 
     root = workspace_root or find_workspace_root(path)
     caps, _ = load_captures(root, path, captures_file)
@@ -453,7 +453,7 @@ def _summary(m: dict[str, float], launches: int) -> str:
 
 
 def kernel_file_from_captures(kernel: str, root: str, captures_file: str | None = None) -> str | None:
-    from .captures import load_captures
+    from ..frontend.captures import load_captures
 
     caps, _ = load_captures(root, None, captures_file)
     for c in caps:
@@ -512,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
         print("tritonlens profile: usage: profile --kernel NAME -- python train.py ...  |  profile PATH::KERNEL",
               file=sys.stderr)
         return EXIT_ERROR
-    from .pipeline import find_workspace_root
+    from ..pipeline import find_workspace_root
 
     root = find_workspace_root(path or os.getcwd())
     result = profile_kernel(path, kernel, command=cmd if not path else None, workspace_root=root,
@@ -541,8 +541,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _check_and_confirm(file: str, kernel: str, result: ProfileResult, target: str,
                        captures_file: str | None) -> list[Finding]:
-    from .pipeline import Checker
-    from .settings import Settings
+    from ..pipeline import Checker
+    from ..settings import Settings
 
     with Checker(Settings(target=target), capture_file=captures_file) as checker:
         report = checker.check_file(file, kernels={kernel})

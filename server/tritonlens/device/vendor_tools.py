@@ -1,5 +1,5 @@
 """Stand-ins for the vendor's GPU query tools (`nvidia-smi`; `rocm-smi` and `rocminfo` for AMD), put first on the
-PATH of a process that answers as a virtual GPU (device_answers): a library that learns its device by running the
+PATH of a process that answers as a virtual GPU (device.answers): a library that learns its device by running the
 tool gets the same GPU as from Triton and torch. They print what the real tool prints for that GPU for the usual
 invocations — `nvidia-smi -L`, `nvidia-smi --query-gpu=a,b --format=csv[,noheader][,nounits]`, the plain table;
 `rocm-smi --showproductname` / `--showmeminfo vram` / `--showid`, `rocminfo` — and fail as the tool does on a
@@ -12,13 +12,13 @@ import sys
 
 from .virtual_gpu import GpuModel, lookup, nvidia_smi_fields
 
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _SCRIPT = """#!{python}
 # tritonlens: a stand-in for {tool}, answering as the virtual GPU {name}
 import sys
 sys.path.insert(0, {root!r})
-from tritonlens.vendor_tools import main
+from tritonlens.device.vendor_tools import main
 sys.exit(main({tool!r}, {key!r}, sys.argv[1:]))
 """
 

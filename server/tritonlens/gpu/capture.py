@@ -9,7 +9,7 @@ How the hook reaches the program: the child process gets `TRITONLENS_CAPTURE=1` 
 PYTHONPATH whose `sitecustomize.py` installs the hook when (and only if) the program imports triton, and then runs
 any sitecustomize it shadows. The same switch works for programs started another way:
 
-    TRITONLENS_CAPTURE=1 PYTHONPATH=$(python -m tritonlens.capture --hook-path):$PYTHONPATH pytest
+    TRITONLENS_CAPTURE=1 PYTHONPATH=$(python -m tritonlens.gpu.capture --hook-path):$PYTHONPATH pytest
 
 Hook used: triton >= 3.4 `triton.knobs.runtime.jit_post_compile_hook` (chained with any hook already set);
 older triton `JITFunction.compiled_hook` / `cache_hook`. The launch is seen by wrapping `JITFunction.run`.
@@ -29,7 +29,8 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from .captures import CAPTURE_FILE, IDENTITY_FIELDS, MAX_LINE, bounded_lines, identity
+from ..frontend.captures import CAPTURE_FILE, IDENTITY_FIELDS, MAX_LINE, bounded_lines, identity
+from .patching import wrap_once
 
 ENV_SWITCH = "TRITONLENS_CAPTURE"
 ENV_FILE = "TRITONLENS_CAPTURE_FILE"  # where to append (absolute); default <workspace>/.tritonlens/captures.jsonl
@@ -45,7 +46,7 @@ VERSION = 2
 FLUSH_EVERY_S = 10.0
 
 HOOK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_capture_hook")
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Options a capture keeps: those a user can set on a launch or in a Config (the rest follow from the target).
 _KEPT_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid",
@@ -325,7 +326,7 @@ class _Hook:
     @property
     def gpu(self) -> str | None:
         """The virtual GPU a run without one answers as (its virtual_gpu key)."""
-        from .device_answers import current
+        from ..device.answers import current
 
         gpu = current() if self.no_gpu_target else None
         return gpu.key if gpu is not None else None
@@ -554,12 +555,6 @@ def _warn(msg: str) -> None:
 _installed: _Hook | None = None
 
 
-def _wrap_once(owner: Any, name: str, wrap: Callable[[Callable], Callable]) -> None:
-    current = getattr(owner, name, None)
-    if current is not None and not getattr(current, "__tritonlens_capture__", False):
-        setattr(owner, name, wrap(current))
-
-
 def install(file: str | None = None, root: str | None = None, dump_dir: str | None = None,
             no_gpu_target: str | None = None) -> _Hook:
     """Install the capture hook in this process (triton must be importable). Idempotent. With `no_gpu_target`
@@ -579,13 +574,13 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
         capture_nogpu.install(hook, no_gpu_target, interpret=os.environ.get(ENV_INTERPRET, "") not in ("", "0"))
     else:
         _install_compile_hook(hook, JITFunction)
-        _wrap_once(JITFunction, "run", hook.wrap_run)
+        wrap_once(JITFunction, "run", hook.wrap_run)
     with contextlib.suppress(ImportError):
         from triton.runtime.autotuner import Autotuner
 
-        _wrap_once(Autotuner, "run", hook.wrap_autotune_run)
-        _wrap_once(Autotuner, "_bench", hook.wrap_trials)
-        _wrap_once(Autotuner, "warmup", hook.wrap_trials)
+        wrap_once(Autotuner, "run", hook.wrap_autotune_run)
+        wrap_once(Autotuner, "_bench", hook.wrap_trials)
+        wrap_once(Autotuner, "warmup", hook.wrap_trials)
     atexit.register(hook.flush)
     _exit_on_sigterm()
     _installed = hook
@@ -654,7 +649,7 @@ def install_on_import() -> None:
     if "triton" in sys.modules and hasattr(sys.modules["triton"], "jit"):
         install()
         return
-    from .device_answers import when_imported
+    from ..device.answers import when_imported
 
     when_imported("triton", install)
 
@@ -673,7 +668,7 @@ def child_env(file: str, root: str, dump_dir: str | None = None, base: dict[str,
     if no_gpu_target:
         env[ENV_NO_GPU] = no_gpu_target
         if gpu is not None:
-            from .device_answers import put_tools_on_path
+            from ..device.answers import put_tools_on_path
 
             env[ENV_GPU] = gpu.key
             put_tools_on_path(gpu, env)
@@ -737,8 +732,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_gpu:
             print("tritonlens capture: --target, --gpu and --interpret go with --no-gpu", file=sys.stderr)
             return 2
-        from .model import Target
-        from .virtual_gpu import for_target, lookup
+        from ..model import Target
+        from ..device.virtual_gpu import for_target, lookup
 
         try:
             target_text = args.target or (lookup(args.gpu).target if args.gpu else "cuda:90")

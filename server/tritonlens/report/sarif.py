@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import __version__
-from .model import Finding
+from .. import __version__
+from ..model import Finding
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -19,7 +19,7 @@ def _uri(path: str, base: str) -> tuple[str, bool]:
 
 
 def to_sarif(findings: list[Finding], base: str) -> dict[str, Any]:
-    from .checks import load_rules
+    from ..checks import load_rules
 
     catalogue = load_rules()
     codes = sorted({f.code for f in findings} | set(catalogue))

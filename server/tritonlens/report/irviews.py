@@ -108,9 +108,3 @@ class SpecView:
 
 def summary(counter: Counter, limit: int = 4) -> str:
     return ", ".join(f"{n}× {name}" for name, n in counter.most_common(limit)) + (" …" if len(counter) > limit else "")
-
-
-def fmt_bytes(n: Any) -> str:
-    if not isinstance(n, (int, float)):
-        return "?"
-    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"

@@ -1,0 +1,67 @@
+"""The catalogue of rules: each code's name, default severity, summary, function and page. Rule modules register
+with `@rule`; codes found outside checks/ (compile errors, specs, baselines) with `register_meta`. Imports nothing
+of checks/, so every rule module and every presenter can read it."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from ..model import Finding
+
+DOCS_URL = "https://github.com/tritonlens/tritonlens/blob/main/docs/rules/{code}.md"
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    severity: str  # default severity
+    fn: Callable[["CheckContext"], Iterable[Finding]] | None
+    summary: str = ""
+
+    @property
+    def doc_url(self) -> str:
+        return DOCS_URL.format(code=self.code)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(code: str, name: str, severity: str, summary: str = ""):
+    def register(fn):
+        RULES[code] = Rule(code, name, severity, fn, summary or (fn.__doc__ or "").strip().split("\n")[0])
+        return fn
+    return register
+
+
+def register_meta(code: str, name: str, severity: str, summary: str) -> None:
+    """Rules produced outside checks/ (SRC001 from compile errors, SRC002 from specs) still need a catalogue entry."""
+    RULES.setdefault(code, Rule(code, name, severity, None, summary))
+
+
+register_meta("SRC001", "compile-error", "error", "Triton could not compile the kernel (or Python could not parse the file)")
+register_meta("SRC002", "missing-specialization", "info", "a constexpr has no value from captures, hints, configs or defaults")
+register_meta("SRC003", "stale-capture", "info", "a captured launch no longer fits the kernel's parameters")
+register_meta("SRC005", "kernel-out-of-reach", "info",
+              "a @triton.jit function defined inside another function: it cannot be compiled on its own")
+register_meta("SRC006", "module-not-importable", "warning",
+              "the kernel's module (or one it imports) raised at import on this machine: its kernels were not compiled")
+register_meta("SRC007", "not-compiled-here", "info",
+              "tritonlens could not finish a compile (its memory bound or time-out, a crashed worker, a missing "
+              "compiler tool, its own bug): a limit of tritonlens, not an error in the kernel")
+register_meta("SRC004", "bad-hint", "warning", "a `# tritonlens:` hint comment has a value tritonlens cannot use")
+register_meta("BASE001", "regressed-from-baseline", "warning",
+              "with --baseline: a kernel got worse than the baseline (new finding, more spills, registers or "
+              "conversions, narrower accesses, shared memory over the limit)")
+
+
+def rule_doc(code: str) -> str | None:
+    """The rule's page: `docs/rules/CODE.md` in a checkout, `rule_docs/` inside the package when installed."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package folder
+    for folder in (os.path.join(here, "rule_docs"), os.path.join(here, "..", "..", "docs", "rules")):
+        p = os.path.join(folder, f"{code}.md")
+        if os.path.exists(p):
+            with open(p, encoding="utf-8") as f:
+                return f.read()
+    return None

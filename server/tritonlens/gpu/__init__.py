@@ -1,0 +1,7 @@
+"""The edges that run the user's program: capture its launches, replay them, time and profile them.
+
+Takes a command (`capture -- pytest ...`) or a captured launch; gives capture records (`capture` on a GPU through
+Triton's post-compile hook installed by `_capture_hook/`; `capture_nogpu` without one, answered as the virtual GPU
+and without launching), measured times (`bench`) and Nsight Compute's counters with the findings they confirm
+(`profile`). The only modules that run user code end to end; `check` and the editor never call them implicitly.
+"""
