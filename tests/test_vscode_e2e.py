@@ -35,6 +35,7 @@ require_module("selenium", "selenium is not installed (pip install -e '.[test]')
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
@@ -296,6 +297,19 @@ class Workbench:
             "  && (label === null || (e.getAttribute('aria-label') || '').includes(label)));"
             "if (e) e.click(); return !!e;", selector, text, label)
 
+    def mouse_click(self, xpath: str, timeout: float = 20) -> None:
+        """A real mouse click (for widgets that listen to mouse events, like code lenses) on the element at `xpath`.
+        The editor re-renders lenses as results arrive, so an element found may be gone when clicked: find it again."""
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                self.driver.find_element(By.XPATH, xpath).click()
+                return
+            except (StaleElementReferenceException, NoSuchElementException):
+                if time.monotonic() > end:
+                    raise
+                time.sleep(0.25)
+
     def keys(self, *keys) -> None:
         ActionChains(self.driver).send_keys(*keys).perform()
 
@@ -529,7 +543,7 @@ def test_quick_fix_from_ctrl_dot_clears_the_spill_after_save(wb):
 def test_target_setting_rechecks_the_file(wb):
     """The status item's quick pick writes tritonlens.target; the server compiles again for it."""
     wb.keys(Keys.ESCAPE)
-    wb.driver.find_element(By.ID, "tritonlens.tritonlens.tritonlens.status").click()
+    wb.mouse_click("//*[@id='tritonlens.tritonlens.tritonlens.status']")
     wb.wait(wb.quick_input_open, 10, "the target quick pick opens")
     wb.keys("cuda:80", Keys.ENTER)
     wb.wait(lambda: wb.status_item()["text"].startswith("Triton cuda:80"), 30, "the status item names cuda:80")
@@ -550,7 +564,7 @@ def test_capture_lens_records_a_launch_without_a_gpu(wb):
     wb.shot("10-capture-lens")
     # A real mouse click (the lens listens to mouse events): runs `tritonlens capture --no-gpu -- <captureCommand>`
     # (drive.py) in the workspace folder, then recompiles the file.
-    wb.driver.find_element(By.XPATH, "//*[contains(@class,'codelens-decoration')]//a[contains(., 'Capture launches')]").click()
+    wb.mouse_click("//*[contains(@class,'codelens-decoration')]//a[contains(., 'Capture launches')]")
     wb.wait(lambda: any(text.startswith("cuda:80 · 4 warps") for text in wb.lenses()), 180,
             "the captured spec is compiled")
     captures = os.path.join(wb.workspace, ".tritonlens", "captures.jsonl")
