@@ -544,11 +544,14 @@ class _Run:
         return {"ok": False, "error": self.failed.get(name) or f"NameError: {exc}", "name": name}
 
 
-def _configs(program: dict[str, Any], world: dict[str, Any]) -> dict[str, Any]:
-    run = _Run(program, world)
+def _evaluated(run: "_Run", use: Any) -> dict[str, Any]:
+    """`use(run.value())` within the budget, as an answer: {"ok": True, "value": ...}, or what went wrong — an
+    argument the lambda asked for that is not known, the budget, a name that could not be evaluated, any error."""
     try:
         with _Budget(run.filenames):
-            configs = [_record(c) for c in run.value()]
+            return {"ok": True, "value": use(run.value())}
+    except _Unknown as exc:
+        return {"ok": False, "unknown": exc.args[0]}
     except _OverBudget as exc:
         return {"ok": False, "error": str(exc)}
     except NameError as exc:
@@ -557,6 +560,13 @@ def _configs(program: dict[str, Any], world: dict[str, Any]) -> dict[str, Any]:
         raise
     except Exception as exc:  # noqa: BLE001
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _configs(program: dict[str, Any], world: dict[str, Any]) -> dict[str, Any]:
+    answer = _evaluated(_Run(program, world), lambda value: [_record(c) for c in value])
+    if not answer["ok"]:
+        return answer
+    configs = answer["value"]
     if any(c is None for c in configs):
         return {"ok": False, "error": "configs= did not evaluate to a list of triton.Config"}
     return {"ok": True, "value": configs}
@@ -602,20 +612,10 @@ def _data(value: Any) -> Any:
 
 def _call(request: dict[str, Any], world: dict[str, Any]) -> dict[str, Any]:
     args = _Args(request["args"])
-    run = _Run(request["program"], world)
-    try:
-        with _Budget(run.filenames):
-            value = run.value()(args)
-    except _Unknown as exc:
-        return {"ok": False, "unknown": exc.args[0]}
-    except _OverBudget as exc:
-        return {"ok": False, "error": str(exc)}
-    except NameError as exc:
-        return run.name_error(exc)
-    except MemoryError:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    answer = _evaluated(_Run(request["program"], world), lambda fn: fn(args))
+    if not answer["ok"]:
+        return answer
+    value = answer["value"]
     if not _is_data(value):
         return {"ok": False, "error": f"the lambda returned {type(value).__name__}, not a value"}
     return {"ok": True, "value": value}
