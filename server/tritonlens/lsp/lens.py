@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from .host import Host
 
 
-def kernel_summary(kr: "KernelReport", settings) -> str:
+def kernel_summary(kr: "KernelReport", settings, root: str) -> str:
+    """The lens text; `root` is the workspace root of the kernel's file (where its measured times are)."""
     specs = compiled_specs(kr)
     if not specs:
         failed = [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.error is not None]
@@ -38,7 +39,7 @@ def kernel_summary(kr: "KernelReport", settings) -> str:
         cvt = view_for(kr, cs, settings).conversions()
     text = (f"{cs.spec.target} · {cs.spec.options.get('num_warps', '?')} warps · {m.get('registers', '?')} regs · "
             f"{fmt_bytes(m.get('spill_bytes'))} spill · {fmt_bytes(m.get('shared'))} smem · {cvt} cvt")
-    cost = spec_cost(find_workspace_root(kr.kernel.path), cs.spec, brief=True)
+    cost = spec_cost(root, cs.spec, brief=True)
     if cost:
         text += f" · {cost}"
     if len(kr.compiled) > 1:
@@ -51,11 +52,11 @@ def kernel_summary(kr: "KernelReport", settings) -> str:
     return text
 
 
-def lenses_for(uri: str, kr: "KernelReport", settings, changes: str = "") -> list[types.CodeLens]:
+def lenses_for(uri: str, kr: "KernelReport", settings, root: str, changes: str = "") -> list[types.CodeLens]:
     line = kr.kernel.decorator_line - 1
     rng = types.Range(types.Position(line, 0), types.Position(line, 0))
     # Clicking the summary recompiles the file: a real command, so clients that run every lens (Neovim) can too.
-    out = [types.CodeLens(range=rng, command=types.Command(title=kernel_summary(kr, settings), command=RECOMPILE,
+    out = [types.CodeLens(range=rng, command=types.Command(title=kernel_summary(kr, settings, root), command=RECOMPILE,
                                                            arguments=[uri]))]
     specs = compiled_specs(kr)
     if specs:
@@ -80,13 +81,11 @@ class KernelChanges:
         for kr in st.kernels.values():
             self.history.observe(st.uri, kr)
 
-    def text(self, uri: str, path: str, kr: "KernelReport") -> str:
+    def text(self, uri: str, path: str, kr: "KernelReport", root: str | None = None) -> str:
         parts = []
         if last := self.history.since_last_save(uri, kr):
             parts.append(f"since last save: {last}")
-        from ..pipeline import find_workspace_root
-
-        root = find_workspace_root(path)
+        root = root or find_workspace_root(path)
         base = self._baseline(os.path.join(root, ".tritonlens", "baseline.json"))
         if base is not None and (then := since_baseline(base, os.path.relpath(path, root).replace(os.sep, "/"), kr)):
             parts.append(f"vs baseline: {then}")
@@ -114,9 +113,10 @@ def register(server: "Host") -> None:
         if st is None:
             return []
         out: list[types.CodeLens] = []
+        root = find_workspace_root(st.path)  # once per request, not per kernel
         for kr in sorted(st.kernels.values(), key=lambda k: k.kernel.decorator_line):
             try:
-                out.extend(lenses_for(st.uri, kr, ls.settings, changes.text(st.uri, st.path, kr)))
+                out.extend(lenses_for(st.uri, kr, ls.settings, root, changes.text(st.uri, st.path, kr, root)))
                 if (prof := profile_lens_for(ls, st.uri, kr)) is not None:
                     out.append(prof)
                 if (timing := bench_lens_for(ls, st.uri, kr)) is not None:
