@@ -254,7 +254,7 @@ def test_cancel_drops_queued_jobs(tmp_path):
         slow.group = "doc"
         queued = _job(path, KERNEL.format(pre=""))
         queued.group = "doc"
-        # The worker is started first: a job taken while its worker starts is not cancellable until it is sent.
+        # The worker is started first, so that the slow job is sent to it.
         assert service.submit(_job(path, KERNEL.format(pre=""))).result(120).ok
         f1, f2 = service.submit(slow), service.submit(queued)
         import time
@@ -270,6 +270,24 @@ def test_cancel_drops_queued_jobs(tmp_path):
         # The worker killed with the slow job is replaced: the next job compiles.
         after = service.submit(_job(path, KERNEL.format(pre=""))).result(120)
         assert after.ok, after.error
+
+
+def test_cancel_reaches_a_job_taken_while_its_worker_starts(tmp_path):
+    """A new worker imports triton (seconds); a job taken by it in that time is running, and a cancel reaches it."""
+    import time
+
+    path = str(tmp_path / "k.py")
+    with CompileService(max_workers=1) as service:
+        job = _job(path, KERNEL.format(pre=""))
+        job.group = "doc"
+        fut = service.submit(job)
+        deadline = time.monotonic() + 30
+        while not fut.running() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert fut.running()
+        assert service.cancel("doc") == 1  # taken, its worker still starting: neither queued nor sent
+        assert fut.result(120).error.kind == "Cancelled"
+        assert service.submit(_job(path, KERNEL.format(pre=""))).result(120).ok  # the pool goes on
 
 
 # ------------------------------------------------------------------ CLI contract

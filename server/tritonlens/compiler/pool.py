@@ -34,6 +34,7 @@ _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 _START_TIMEOUT = 120.0  # importing triton on a loaded 2-core machine can take a while
 POLL_S = 0.05  # how often a running job's worker is checked: result ready, alive, resident memory
 
+CANCELLED = "compile cancelled by a newer request"
 URGENT, NORMAL = 0, 1  # queue priorities: lower runs first
 _submitting = threading.local()
 
@@ -269,61 +270,66 @@ class CompileService:
                     return
                 if not fut.set_running_or_notify_cancel():
                     continue
+                # Running from here on, also while its worker starts (a triton import: seconds), so that a cancel
+                # in that time finds it.
+                with self._lock:
+                    self._running[job.id] = (job, w)
+                    self._started[job.id] = time.perf_counter()
                 try:
                     if not w.alive:
                         w.start()
-                    fut.set_result(self._run(w, job))
+                    if job.id in self._cancelled:
+                        fut.set_result(_failed(job, "Cancelled", CANCELLED))
+                    else:
+                        fut.set_result(self._run(w, job))
                 except BaseException as exc:  # noqa: BLE001 — a job must always resolve
-                    fut.set_result(_failed(job, "InternalError", f"{type(exc).__name__}: {exc}"))
+                    fut.set_result(_failed(job, "Cancelled", CANCELLED) if job.id in self._cancelled
+                                   else _failed(job, "InternalError", f"{type(exc).__name__}: {exc}"))
+                finally:
+                    with self._lock:
+                        self._running.pop(job.id, None)
+                        self._started.pop(job.id, None)
+                        self._cancelled.discard(job.id)
         finally:
             w.kill()
 
     def _run(self, w: _Worker, job: CompileJob) -> Artifacts:
         start = time.perf_counter()
-        with self._lock:
-            self._running[job.id] = (job, w)
-            self._started[job.id] = start
         conn = w.conn
         bound = self.memory_mb << 20
-        try:
-            conn.send(job.to_wire())
-            deadline = start + job.timeout
-            while True:
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    w.kill()
-                    self.restarts += 1
-                    return _failed(job, "Timeout", f"the compile did not finish in {job.timeout:g} s, tritonlens's "
-                                                   "time-out; the worker was stopped (raise tritonlens.compileTimeout "
-                                                   "or `check --timeout` if the kernel is big)")
-                try:
-                    if conn.poll(min(left, POLL_S)):
-                        result = conn.recv()
-                        if bound and resident_bytes(w.pid) > 0.9 * bound:
-                            w.kill()  # what the job left behind would count against the next one: start afresh
-                        if job.id in self._cancelled:
-                            return _failed(job, "Cancelled", "compile cancelled by a newer request")
-                        return result
-                except (EOFError, OSError):
-                    pass
-                if bound and w.alive and (used := resident_bytes(w.pid)) > bound:
-                    w.kill()
-                    self.restarts += 1
-                    return _failed(job, "MemoryLimit", memory_limit_message(self.memory_mb, used))
-                if not w.alive:
+        conn.send(job.to_wire())
+        deadline = start + job.timeout
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                w.kill()
+                self.restarts += 1
+                return _failed(job, "Timeout", f"the compile did not finish in {job.timeout:g} s, tritonlens's "
+                                               "time-out; the worker was stopped (raise tritonlens.compileTimeout "
+                                               "or `check --timeout` if the kernel is big)")
+            try:
+                if conn.poll(min(left, POLL_S)):
+                    result = conn.recv()
+                    if bound and resident_bytes(w.pid) > 0.9 * bound:
+                        w.kill()  # what the job left behind would count against the next one: start afresh
                     if job.id in self._cancelled:
-                        return _failed(job, "Cancelled", "compile cancelled by a newer request")
-                    why = w.describe_death()
-                    w.kill()
-                    self.restarts += 1
-                    return _failed(job, "WorkerCrash",
-                                   f"the compiler process crashed ({why}) while compiling {job.qualname}; "
-                                   "the worker was restarted")
-        finally:
-            with self._lock:
-                self._running.pop(job.id, None)
-                self._started.pop(job.id, None)
-                self._cancelled.discard(job.id)
+                        return _failed(job, "Cancelled", CANCELLED)
+                    return result
+            except (EOFError, OSError):
+                pass
+            if bound and w.alive and (used := resident_bytes(w.pid)) > bound:
+                w.kill()
+                self.restarts += 1
+                return _failed(job, "MemoryLimit", memory_limit_message(self.memory_mb, used))
+            if not w.alive:
+                if job.id in self._cancelled:
+                    return _failed(job, "Cancelled", CANCELLED)
+                why = w.describe_death()
+                w.kill()
+                self.restarts += 1
+                return _failed(job, "WorkerCrash",
+                               f"the compiler process crashed ({why}) while compiling {job.qualname}; "
+                               "the worker was restarted")
 
 
 def memory_limit_message(memory_mb: int, used: int) -> str:
