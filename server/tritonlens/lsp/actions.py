@@ -15,13 +15,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from lsprotocol import types
 
+from ..frontend.value_sources import whole_row_blocks
 from ..model import Finding, KernelInfo, KernelReport
-from . import fix_configs, fix_launch
+from . import fix_configs, fix_launch, fix_tail
 from .diagnostics import SOURCE
 from .host import in_daemon_thread
 from ..report.cost import fmt_bytes
 from ..report.irviews import SpecView, compiled_specs
+from ..pipeline import find_workspace_root
 from .protocol import allow
+from pygls.uris import from_fs_path
 
 if TYPE_CHECKING:
     from .docstate import DocState
@@ -139,30 +142,6 @@ def _halved_blocks(kr: KernelReport, spec, text: str, limit: int = 3) -> Iterato
             yield Candidate(f"{TELL}the launch uses {name}={value // 2}", {name: str(value // 2)})
 
 
-def whole_row_blocks(text: str, def_line: int) -> set[str]:
-    """Constexprs a kernel needs at least as large as a run-time length: `tl.arange(0, BLOCK)` masked against a bound,
-    with no loop stepping by BLOCK (a one-block-per-row reduction). Halving such a block drops data."""
-    import ast
-
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return set()
-    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.lineno == def_line), None)
-    if fn is None:
-        return set()
-    aranged: set[str] = set()
-    stepped: set[str] = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "arange" and len(node.args) == 2 \
-                and isinstance(node.args[1], ast.Name):
-            aranged.add(node.args[1].id)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("range",
-                                                                                                "static_range"):
-            stepped.update(a.id for a in node.args[2:3] if isinstance(a, ast.Name))
-    return aranged - stepped
-
-
 def _resource_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Candidate]:
     """RES001 / RES002 from a hint spec: fewer pipeline stages, then smaller blocks."""
     specs = [cs for cs in fix_configs.holding(kr, f) if cs in compiled_specs(kr)] or compiled_specs(kr)
@@ -257,11 +236,69 @@ _FIX_DATA = "tritonlens_fix"
 APPLY_FIX = "tritonlens.applyFix"  # the same, for clients without codeAction/resolve: applied by workspace/applyEdit
 
 
-def _recompile(checker, path: str, text: str, name: str, group: str, variant=None):
+def _recompile(checker, path: str, text: str, name: str, group: str | None, variant=None):
     from ..compiler.pool import urgent
 
     with urgent():  # ahead of the save compiles of the file's other kernels
         return checker.check_file(path, text, kernels={name}, group=group, variant=variant)
+
+
+def fix_candidates(kr: KernelReport, f: Finding, text: str, code: str, root: str | None = None
+                   ) -> tuple[list[Any], int]:
+    """The candidates for one finding, in the order they are tried, and how many proven ones are offered. Program
+    edits first — where the value is set (launch, constant, heuristics; a pointer and a conditional for a value
+    computed at run time), then the configs — the hint edits after them."""
+    from_configs = fix_configs.candidates(kr, f, text) if code in CONFIG_CODES else None
+    launch = list(fix_launch.candidates(kr, f, text, root)) if code in CONFIG_CODES else []
+    # A hint would replace the launch's spec rather than change the launch: none where the launch can be edited.
+    rest = from_configs if from_configs is not None else [] if launch else CANDIDATES[code](kr, f, text)
+    limit = (MAX_CONFIG_FIXES if from_configs is not None else MAX_FIXES_PER_DIAGNOSTIC) + \
+        len({c.group for c in launch})
+    # A kernel edit (a mask-free path for full blocks) after the hint edits, counted beside them.
+    tail = list(fix_tail.candidates(kr, f, text)) if code in fix_tail.CODES else []
+    return launch + list(rest) + tail, limit + len(tail)
+
+
+def prove(checker, settings, path: str, text: str, kr: KernelReport, f: Finding, cand: Any,
+          group: str | None = None) -> tuple[str | None, bool]:
+    """Apply one candidate to a copy of `text` and re-compile what it changes: (what that showed, or None when it
+    did not help; whether it traded something away). A launch, constant or heuristics edit leaves the kernel as it
+    is: its proof is each spec it changes with the value it gives it (fix_launch.prove)."""
+    if getattr(cand, "group", None) is None:
+        cand.edits, cand.new_text, cand.shift = apply_hint(text, kr.kernel, cand.values)
+    else:
+        cand.edits, cand.new_text, cand.shift = cand.apply(text)
+    if isinstance(cand, fix_launch.LaunchCandidate):
+        shown = fix_launch.prove(checker, path, text, kr, f, cand, group)
+        return shown if shown is not None else (None, False)
+    report = _recompile(checker, path, cand.new_text, kr.name, group)
+    new = next((k for k in report.kernels if k.name == kr.name and k.kernel.branch == kr.kernel.branch), None)
+    if new is None:
+        return None, False
+    if isinstance(cand, fix_tail.TailCandidate):  # proven on the edited kernel's own PTX
+        return cand.outcome(kr, new, f, settings) or (None, False)
+    if getattr(cand, "group", None) is None:
+        return outcome(kr, new, f, cand, settings), False
+    return fix_configs.outcome(kr, new, f, cand), bool(getattr(cand, "traded", False))
+
+
+SHOW_SOURCE = "tritonlens.showSource"  # a pointer's command: the line that computes a value, shown in the editor
+
+
+def _action(uri: str, diag: types.Diagnostic, cand: Any, said: str, traded: bool,
+            proven: list[types.CodeAction]) -> types.CodeAction:
+    """The proven fix as a code action: a program edit is preferred unless it trades something away (or another
+    is preferred already); a hint edit never is; a pointer has no edit, only the place to look at."""
+    title = f"{cand.label} — {said}"
+    if isinstance(cand, fix_launch.LaunchCandidate) and cand.is_pointer:
+        src = cand.source
+        at = src.helper_at if src is not None and src.helper_at else (src.path, src.line) if src else None
+        command = types.Command(title=title, command=SHOW_SOURCE, arguments=[at[0], at[1]]) if at else None
+        return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag], command=command)
+    program = getattr(cand, "group", None) is not None  # a launch or config edit; a hint edit changes no code
+    return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                            is_preferred=program and not traded and not any(a.is_preferred for a in proven),
+                            edit=types.WorkspaceEdit(changes={uri: cand.edits}))
 
 
 class FixSearch:
@@ -273,14 +310,7 @@ class FixSearch:
     def __init__(self, ident: int, st: "DocState", kr: KernelReport, finding: Finding, diag: types.Diagnostic,
                  text: str) -> None:
         self.ident, self.st, self.kr, self.finding, self.diag, self.text = ident, st, kr, finding, diag, text
-        code = str(diag.code)
-        from_configs = fix_configs.candidates(kr, finding, text) if code in CONFIG_CODES else None
-        # Program edits first: the launch call, then the configs; the hint edits after them.
-        launch = list(fix_launch.candidates(kr, finding, text)) if code in CONFIG_CODES else []
-        # A hint would replace the launch's spec rather than change the launch: none where the launch can be edited.
-        rest = from_configs if from_configs is not None else [] if launch else CANDIDATES[code](kr, finding, text)
-        self.cands: list[Any] = launch + list(rest)
-        self.limit = (MAX_CONFIG_FIXES if from_configs is not None else MAX_FIXES_PER_DIAGNOSTIC) + bool(launch)
+        self.cands, self.limit = fix_candidates(kr, finding, text, str(diag.code), find_workspace_root(st.path))
         self.verdicts: dict[int, types.CodeAction | None] = {}
         self.proven: list[types.CodeAction] = []
         self.decided = asyncio.Event()  # set (and cleared) at each verdict
@@ -349,39 +379,17 @@ class FixSearch:
                 if group in groups:
                     self._decide(i, None)
                     continue
-                if group is None:
-                    cand.edits, cand.new_text, cand.shift = apply_hint(self.text, kr.kernel, cand.values)
-                else:
-                    cand.edits, cand.new_text, cand.shift = cand.apply(self.text)
-                at_launch = isinstance(cand, fix_launch.LaunchCandidate)
-                # A launch edit leaves the kernel as it is: its proof is the same text, the one spec, one change.
-                report = await in_daemon_thread(_recompile, ls.checker, st.path,
-                                                self.text if at_launch else cand.new_text, kr.name, f"{st.uri}#fix",
-                                                cand.variant if at_launch else None)
-                new = next((k for k in report.kernels if k.name == kr.name and k.kernel.branch == kr.kernel.branch),
-                           None)
-                traded = False
-                if new is None:
-                    said = None
-                elif at_launch:
-                    shown = fix_launch.outcome(kr, new, f, cand)
-                    said, traded = shown if shown is not None else (None, False)
-                    if said is not None and _gpu_here():
-                        said = await _timed(ls, st, kr, cand, said)
-                elif group is None:
-                    said = outcome(kr, new, f, cand, ls.settings)
-                else:
-                    said = fix_configs.outcome(kr, new, f, cand)
+                said, traded = await in_daemon_thread(prove, ls.checker, ls.settings, st.path, self.text, kr, f, cand,
+                                                      f"{st.uri}#fix")
+                if said is not None and isinstance(cand, fix_launch.LaunchCandidate) and not cand.is_pointer \
+                        and _gpu_here():
+                    said = await _timed(ls, st, kr, cand, said)
                 if said is None:
                     self._decide(i, None)
                     continue
                 if group is not None:
                     groups.add(group)
-                program = group is not None  # a launch or config edit; a hint edit changes no code
-                self._decide(i, types.CodeAction(
-                    title=f"{cand.label} — {said}", kind=types.CodeActionKind.QuickFix, diagnostics=[self.diag],
-                    is_preferred=program and not traded and not any(a.is_preferred for a in self.proven),
-                    edit=types.WorkspaceEdit(changes={st.uri: cand.edits})))
+                self._decide(i, _action(st.uri, self.diag, cand, said, traded, self.proven))
         except Exception as exc:  # noqa: BLE001 — no fix is better than a dead server
             ls.log(f"quick fixes for {self.diag.code} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
         finally:
@@ -401,8 +409,6 @@ def _gpu_here() -> bool:
 async def _timed(ls: "Host", st: "DocState", kr: KernelReport, cand: Any, said: str) -> str | None:
     """A launch fix on a GPU machine: its captured launch timed before and after; a fix measured slower is withheld
     (None), one measured faster says by how much."""
-    from ..pipeline import find_workspace_root
-
     timing = await in_daemon_thread(fix_launch.time_on_gpu, st.path, find_workspace_root(st.path), kr, cand)
     if timing is None:
         return said
@@ -543,6 +549,16 @@ def register(server: "Host") -> None:
     @server.feature(types.CODE_ACTION_RESOLVE)
     async def code_action_resolve(ls: "Host", params: types.CodeAction) -> types.CodeAction:
         return await fixes.resolve(ls, params)
+
+    @server.command(SHOW_SOURCE)
+    async def show_source(ls, *args: Any) -> bool:  # a pointer's place: (path, 1-based line)
+        flat = [a for arg in args for a in (arg if isinstance(arg, list) else [arg])]
+        if len(flat) < 2 or not isinstance(flat[0], str) or not isinstance(flat[1], int):
+            return False
+        at = types.Position(max(0, flat[1] - 1), 0)
+        result = await ls.window_show_document_async(types.ShowDocumentParams(
+            uri=from_fs_path(flat[0]), selection=types.Range(at, at), take_focus=True))
+        return bool(result and result.success)
 
     @server.command(APPLY_FIX)
     async def apply_fix(ls, *args: Any) -> bool:  # no type-checking-only hints: see lifecycle

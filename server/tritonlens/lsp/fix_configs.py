@@ -50,8 +50,10 @@ class ConfigCandidate:
     """One edit of one Config call: `group` names the alternatives of which only the first that works is offered."""
 
     def __init__(self, config: int, label: str, edits: list[types.TextEdit], group: str, what: str = "",
-                 removes: bool = False):
+                 removes: bool = False, change: dict[str, Any] | None = None):
         self.config, self.label, self.edits, self.group, self.what, self.removes = config, label, edits, group, what, removes
+        self.traded = False  # set by `outcome`: a metric got worse or a finding appeared
+        self.change: dict[str, Any] = change or {}  # the option or constexpr the edit sets: {"num_warps": 8}
         self.values: dict[str, str] = {}
         self.new_text = ""
         self.shift = 0
@@ -103,15 +105,17 @@ def _each(kr: KernelReport, f: Finding, sources: list[ConfigSource], held: list[
         if f.code == "SASS001" and isinstance(warps, int) and warps < 16 and \
                 isinstance(src.values.get("num_warps", warps), int):
             yield ConfigCandidate(n, f"{name}: num_warps {warps} → {warps * 2}",
-                                  [_set_option(src, "num_warps", warps * 2)], f"{n}:warps")
+                                  [_set_option(src, "num_warps", warps * 2)], f"{n}:warps",
+                                  change={"num_warps": warps * 2})
         if f.code in ("RES001", "RES002") and limiter != "registers" and isinstance(stages, int) and \
                 isinstance(src.values.get("num_stages", stages), int):
             for s in range(stages - 1, max(0, stages - 1 - MAX_STAGE_STEPS), -1):
                 yield ConfigCandidate(n, f"{name}: num_stages {stages} → {s}", [_set_option(src, "num_stages", s)],
-                                      f"{n}:stages")
+                                      f"{n}:stages", change={"num_stages": s})
         for k, v in blocks[:1] if f.code != "SASS001" else blocks[:2]:
             yield ConfigCandidate(n, f"{name}: {k} {v} → {v // 2}",
-                                  [types.TextEdit(range=_range(src.kwargs[k]), new_text=str(v // 2))], f"{n}:{k}")
+                                  [types.TextEdit(range=_range(src.kwargs[k]), new_text=str(v // 2))], f"{n}:{k}",
+                                  change={k: v // 2})
         if f.code == "RES001" and len(sources) > 1:
             yield ConfigCandidate(n, f"Remove config {n} ({_short_label(labels.get(cs.spec.key(), ''))})",
                                   [types.TextEdit(range=_range(src.remove), new_text="")], f"{n}:remove",
@@ -139,6 +143,50 @@ def deltas(code: str, m0: dict[str, Any], m1: dict[str, Any]) -> str:
     return "; ".join(out)
 
 
+def _mean_width(widths: dict[str, dict[str, int]] | None) -> dict[str, float]:
+    out = {}
+    for kind, by_bits in (widths or {}).items():
+        n = sum(by_bits.values())
+        if n:
+            out[kind] = sum(int(b) * c for b, c in by_bits.items()) / n
+    return out
+
+
+def metric_changes(m0: dict[str, Any], m1: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(every metric that changed, as "spilled 1.2 KB → 0" / "registers 255 → 128" / "occupancy 25% → 50%" / ...;
+    the ones that got worse): spills, registers, shared memory, occupancy, global access widths, layout conversions."""
+    changed, worse = [], []
+
+    def num(key: str, label: str, fmt=str, bad_if_up: bool | None = True) -> None:
+        a, b = m0.get(key), m1.get(key)
+        if a is None or b is None or a == b:
+            return
+        text = f"{fmt(a)} spilled → {b}" if key == "spill_bytes" else f"{label} {fmt(a)} → {fmt(b)}"
+        changed.append(text)
+        if bad_if_up is not None and (b > a) == bad_if_up:
+            worse.append(text)
+
+    num("spill_bytes", "spilled", fmt_bytes)
+    num("registers", "registers", bad_if_up=None)
+    num("shared", "shared", fmt_bytes, bad_if_up=None)
+    o0, o1 = (m.get("occupancy") or {} for m in (m0, m1))
+    if o0.get("occupancy") is not None and o1.get("occupancy") is not None and \
+            round(o0["occupancy"], 2) != round(o1["occupancy"], 2):
+        text = f"occupancy {o0['occupancy']:.0%} → {o1['occupancy']:.0%}"
+        changed.append(text)
+        if o1["occupancy"] < o0["occupancy"]:
+            worse.append(text)
+    w0, w1 = _mean_width(m0.get("global_widths")), _mean_width(m1.get("global_widths"))
+    for kind in sorted(set(w0) & set(w1)):
+        if round(w0[kind]) != round(w1[kind]):
+            text = f"{kind} {w0[kind]:.0f} → {w1[kind]:.0f}-bit (mean)"
+            changed.append(text)
+            if w1[kind] < w0[kind]:
+                worse.append(text)
+    num("convert_layout", "conversions")
+    return changed, worse
+
+
 def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: ConfigCandidate) -> str | None:
     old_cfgs = {config_index(cs) for cs in old.compiled} - {None}
     new_cfgs = {config_index(cs) for cs in new.compiled} - {None}
@@ -157,5 +205,11 @@ def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: ConfigCandid
     after = [cs for cs in new.compiled if config_index(cs) == cand.config]
     if not before or not after or not all(_ok(cs) for cs in after) or any(_has(cs, f.code) for cs in after):
         return None
-    said = deltas(f.code, before[0].metrics, after[0].metrics)
-    return f"removes {f.code}" + (f"; {said}" if said else "")
+    changed, worse = metric_changes(before[0].metrics, after[0].metrics)
+    had = {(g.code, g.line) for g in before[0].findings}
+    worse += [f"adds {c} on line {ln}" for c, ln in sorted({(g.code, g.line) for g in after[0].findings
+                                                            if g.severity in ("warning", "error")
+                                                            and (g.code, g.line) not in had})][:3]
+    cand.traded = bool(worse)
+    return f"removes {f.code}" + (f"; {'; '.join(changed)}" if changed else "") + \
+        (f"; but {', '.join(worse[:4])}" if worse else "")

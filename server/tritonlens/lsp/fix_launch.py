@@ -1,24 +1,28 @@
-"""Quick fixes that edit the launch call: `kernel[grid](..., num_warps=4)` → `num_warps=8`, or the keyword added
-where the call passes none (Triton's default then applies). The program changes where the value is set, and the fix
-is proven on exactly the spec the finding came from with that one value changed (`SpecVariant`): the launch-site or
-captured spec, its other options, constexprs and divisibility untouched. A fix after which another finding appears is
-offered with the trade in its title, never silently, and is not the preferred one.
+"""Quick fixes that edit the program where a launch value is set (frontend/value_sources): the launch call's keyword
+(`kernel[grid](..., num_warps=4)` → 8, or the keyword added where the call passes none), a module or local constant
+(`BLOCK = 1024`, when only this kernel's launches read it), an entry of `@triton.heuristics` that returns a constant.
+A value computed at run time (`BLOCK_SIZE, num_warps = calculate_settings(n_cols)`, a heuristics lambda of `args`) gets
+no blind edit: a pointer at the line that computes it, saying what the proof showed, and a conditional
+(`num_warps=16 if BLOCK_SIZE >= 32768 else num_warps`) proven on every captured spec the condition selects.
 
-Where the kernel is launched from several calls in the file, or the option comes from a hint comment or an autotune
-config, this module offers nothing: the config fixes (fix_configs) and the hint edits ("Tell tritonlens: …") apply.
+Every fix is proven by re-compiling the spec the finding came from with that one value changed (`SpecVariant`): its
+other options, constexprs and divisibility untouched. Its title lists every metric that changed; one after which
+another finding appears or a metric gets worse says so (the trade) and is not the preferred one. An option set in a
+hint comment or an autotune config is left to the config fixes (fix_configs) and the hint edits ("Tell tritonlens: …").
 """
 from __future__ import annotations
 
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator
 
 from lsprotocol import types
 
-from ..model import CompiledSpec, Finding, KernelReport, SpecVariant
-from .fix_configs import _apply, deltas, holding
+from ..frontend.value_sources import ValueSource, where_set, whole_row_blocks
+from ..model import CompiledSpec, Finding, KernelReport, Spec, SpecVariant
 from ..report.irviews import compiled_specs
+from .fix_configs import _apply, holding, metric_changes
 
 MAX_WARPS = 16
 _LAUNCH_ORIGIN = re.compile(r"launch at (?P<file>[^:]+):(?P<line>\d+)$")
@@ -31,6 +35,7 @@ class LaunchCall:
     line: int  # 1-based
     keywords: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)  # 0-based line/char spans
     close: tuple[int, int] = (0, 0)  # 0-based position of the call's `)`
+    texts: dict[str, str] = field(default_factory=dict)  # each keyword's source text
 
 
 def launch_calls(text: str, kernel_name: str) -> list[LaunchCall]:
@@ -60,24 +65,67 @@ def launch_calls(text: str, kernel_name: str) -> list[LaunchCall]:
             if kw.arg and v.end_lineno is not None and v.end_col_offset is not None:
                 call.keywords[kw.arg] = (v.lineno - 1, char(v.lineno, v.col_offset), v.end_lineno - 1,
                                          char(v.end_lineno, v.end_col_offset))
+                call.texts[kw.arg] = ast.get_source_segment(text, v) or ""
         out.append(call)
     return sorted(out, key=lambda c: c.line)
 
 
-class LaunchCandidate:
-    """Set `option` to `value` at one launch call; proven on `variant`. `group`: alternatives of which only the first
-    that works is offered (num_warps 8, then 16)."""
+MAX_PROOFS = 8  # captured specs one conditional edit may change and still be proven spec by spec
+_NOT_LAUNCH = ("hint", "autotune")  # origins of a value set where the launch cannot change it
 
-    def __init__(self, label: str, call: LaunchCall, option: str, value: int, variant: SpecVariant, spec_index: int):
+
+def _changes(kr: KernelReport, f: Finding, spec: Spec, text: str) -> list[tuple[str, str, list[int]]]:
+    """(name, "option" | "constant", values to try in order) that may remove `f`, one variable at a time: more warps
+    for a spill (fewer where the register file caps each thread: 16 warps leave 128 registers a thread, 32 leave 64),
+    fewer stages for shared memory, a halved block (never one a whole row must fit in)."""
+    out: list[tuple[str, str, list[int]]] = []
+    if f.code == "SASS001":
+        now = int(spec.options.get("num_warps", 4))
+        out.append(("num_warps", "option",
+                    [w for w in (now * 2, now * 4) if w <= MAX_WARPS] + ([now // 2] if now >= 16 else [])))
+    elif f.code in ("RES001", "RES002") and f.data.get("limiter") != "registers":
+        now = int(spec.options.get("num_stages", 3))
+        out.append(("num_stages", "option", [s for s in (now - 1, now - 2) if s >= 1]))
+    whole = whole_row_blocks(text, kr.kernel.def_line)
+    for name in [n for n in kr.kernel.constexpr_names if "BLOCK" in n.upper() and n not in whole][:2]:
+        value = spec.constants.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 32:
+            out.append((name, "constant", [value // 2]))
+    return [c for c in out if c[2]]
+
+
+class LaunchCandidate:
+    """Set `option` (a launch option or a constexpr) to `value` where the program sets it: `where` is the place edited
+    (launch, constant, heuristics) or `pointer` (no edit: the finding points at the line that computes the value and
+    says what the proof showed). Proven on `proofs`, (position in the old report's compiled specs, the spec with the
+    value the edited expression gives it): the finding's spec, or every captured spec a conditional selects. `group`:
+    alternatives of which only the first that works is offered (num_warps 8, then 16)."""
+
+    def __init__(self, label: str, call: LaunchCall | None, option: str, value: int, variant: SpecVariant,
+                 spec_index: int, where: str = "launch", edit: types.TextEdit | None = None,
+                 proofs: list[tuple[int, SpecVariant]] | None = None, source: ValueSource | None = None,
+                 condition: str = ""):
         self.label, self.call, self.option, self.value, self.variant = label, call, option, value, variant
         self.spec_index = spec_index  # position in the old report's compiled specs of the spec it is proven on
-        self.group = f"launch:{option}"
+        self.where, self.source, self.condition = where, source, condition
+        self.proofs = proofs or [(spec_index, variant)]
+        self.group = f"{where}:{option}" if where in ("pointer", "conditional") else f"launch:{option}"
+        self._edit = edit
         self.values: dict[str, str] = {}
         self.edits: list[types.TextEdit] = []
         self.new_text = ""
         self.shift = 0
 
+    @property
+    def is_pointer(self) -> bool:
+        return self.where == "pointer"
+
     def apply(self, text: str) -> tuple[list[types.TextEdit], str, int]:
+        if self.is_pointer:
+            return [], text, 0
+        if self._edit is not None:
+            return [self._edit], _apply(text, [self._edit]), 0
+        assert self.call is not None
         span = self.call.keywords.get(self.option)
         if span is not None:
             rng = types.Range(types.Position(span[0], span[1]), types.Position(span[2], span[3]))
@@ -97,57 +145,187 @@ def _call_for(spec_origin: str, calls: list[LaunchCall]) -> LaunchCall | None:
     return calls[0] if len(calls) == 1 else None
 
 
-def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[LaunchCandidate]:
-    calls = launch_calls(text, kr.kernel.func_name or kr.name)
-    if not calls:
-        return
+def _replace(span: tuple[int, int, int, int], new: str) -> types.TextEdit:
+    return types.TextEdit(range=types.Range(types.Position(span[0], span[1]), types.Position(span[2], span[3])),
+                          new_text=new)
+
+
+def _variant(kr: KernelReport, spec: Spec, name: str, kind: str, value: int) -> SpecVariant:
+    pair = ((name, value),)
+    return SpecVariant(kernel=kr.name, spec_key=spec.key(), options=pair if kind == "option" else (),
+                       constants=pair if kind == "constant" else ())
+
+
+def _current(spec: Spec, name: str, kind: str) -> Any:
+    return spec.options.get(name, _DEFAULTS.get(name)) if kind == "option" else spec.constants.get(name)
+
+
+_DEFAULTS = {"num_warps": 4, "num_stages": 3}
+
+
+def candidates(kr: KernelReport, f: Finding, text: str, root: str | None = None) -> Iterator[LaunchCandidate]:
+    """Edits of the place each value is set, then (for a value computed at run time) a pointer at it and a
+    conditional launch keyword proven on every captured spec it selects."""
     held = [cs for cs in holding(kr, f) if cs in compiled_specs(kr)] or compiled_specs(kr)[:1]
     if not held:
         return
     cs: CompiledSpec = held[0]
     spec = cs.spec
+    if "config" in spec.label:
+        return  # an autotune config: fix_configs edits it there
     index = kr.compiled.index(cs)
-    if f.code == "SASS001":
-        option, now = "num_warps", int(spec.options.get("num_warps", 4))
-        values = [w for w in (now * 2, now * 4) if w <= MAX_WARPS]
-    elif f.code in ("RES001", "RES002") and f.data.get("limiter") != "registers":
-        option, now = "num_stages", int(spec.options.get("num_stages", 3))
-        values = [s for s in (now - 1, now - 2) if s >= 1]
-    else:
-        return
-    origin = spec.origins.get(option, "")
-    if origin.startswith(("hint", "autotune")) or "config" in spec.label:
-        return  # set in a hint or a config: those fixes edit it where it is
-    call = _call_for(origin, calls)
-    if call is None:
-        return
-    for value in values:
-        variant = SpecVariant(kernel=kr.name, spec_key=spec.key(), options=((option, value),))
-        yield LaunchCandidate(f"Use {option}={value} at the launch on line {call.line}", call, option, value,
-                              variant, index)
+    calls = launch_calls(text, kr.kernel.func_name or kr.name)
+    path = kr.kernel.path
+    for name, kind, values in _changes(kr, f, spec, text):
+        origin = spec.origins.get(name, "")
+        if origin.startswith(_NOT_LAUNCH):
+            continue  # set in a hint or a config: those fixes edit it where it is
+        call = _call_for(origin, calls) if calls else None
+        src = where_set(path, text, kr.kernel.func_name or kr.name, kr.kernel.def_line, name,
+                        call.line if call else None, root)
+        if src is None:
+            continue
+        for value in values:
+            yield from _at_source(kr, f, cs, index, call, src, name, kind, value)
+
+
+def _at_source(kr: KernelReport, f: Finding, cs: CompiledSpec, index: int, call: LaunchCall | None,
+               src: ValueSource, name: str, kind: str, value: int) -> Iterator[LaunchCandidate]:
+    variant = _variant(kr, cs.spec, name, kind, value)
+    if src.kind == "launch" and call is not None:
+        if kind == "constant":
+            return  # a literal block at the launch is usually repeated in its grid: halving one of them is wrong
+        yield LaunchCandidate(f"Use {name}={value} at the launch on line {call.line}", call, name, value, variant,
+                              index)
+    elif src.kind == "constant" and src.span is not None and not src.shared:
+        yield LaunchCandidate(f"Set {src.local} = {value} on line {src.line} (was {src.text})", call, name, value,
+                              variant, index, "constant", _replace(src.span, str(value)), source=src)
+    elif src.kind == "constant" and call is not None and name in call.keywords:
+        yield LaunchCandidate(f"Use {name}={value} at the launch on line {call.line} ({src.local} is read elsewhere "
+                              "too)", call, name, value, variant, index, source=src)
+    elif src.kind == "heuristics" and src.literal and src.span is not None:
+        yield LaunchCandidate(f"Return {value} for {name} in @triton.heuristics on line {src.line} (was {src.text})",
+                              call, name, value, variant, index, "heuristics", _replace(src.span, str(value)),
+                              source=src)
+    elif src.kind in ("heuristics", "helper", "computed") and src.span is not None:
+        what = f"{src.helper}(…)" if src.helper else src.text
+        at = f" at {src.helper_at[0].rsplit('/', 1)[-1]}:{src.helper_at[1]}" if src.helper_at else ""
+        yield LaunchCandidate(f"{name} comes from {src.text if src.kind != 'heuristics' else what}{at} "
+                              f"(line {src.line}): {name}={value}", call, name, value, variant, index, "pointer",
+                              source=src)
+        cond = _conditional(kr, f, index, name, kind, value, src, call)
+        if cond is not None:
+            yield cond
+
+
+def _conditional(kr: KernelReport, f: Finding, index: int, name: str, kind: str, value: int, src: ValueSource,
+                 call: LaunchCall | None) -> LaunchCandidate | None:
+    """`value if K >= T else <what it was>`, with K a constexpr every compiled spec has and T its smallest value among
+    the specs the finding holds in: the edit changes exactly the captured specs with K >= T, and each of those is
+    proven with the value the edited expression gives it."""
+    specs = compiled_specs(kr)
+    held = [cs for cs in holding(kr, f) if cs in specs] or [kr.compiled[index]]
+    at_launch = src.kind != "heuristics"
+    span = call.keywords.get(name) if at_launch and call is not None else src.span
+    if span is None:
+        return None
+    options = []
+    for k in kr.kernel.constexpr_names:
+        vals = [cs.spec.constants.get(k) for cs in specs]
+        if k == name or not all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+            continue
+        if at_launch:  # the launch must pass K as a local the condition can read
+            text = call.texts.get(k) if call is not None else None
+            if not text or not text.isidentifier():
+                continue
+        else:
+            text = f'args["{k}"]'
+        threshold = min(cs.spec.constants[k] for cs in held)
+        chosen = [cs for cs in specs if cs.spec.constants[k] >= threshold]
+        extra = len([cs for cs in chosen if cs not in held])
+        options.append((extra, "BLOCK" not in k.upper(), k, text, threshold, chosen))
+    if not options:
+        return None
+    _, _, k, text, threshold, chosen = min(options, key=lambda o: o[:3])
+    proofs = [(kr.compiled.index(cs), _variant(kr, cs.spec, name, kind, value)) for cs in chosen
+              if _current(cs.spec, name, kind) != value]
+    if not proofs or len(proofs) > MAX_PROOFS:
+        return None
+    was = call.texts.get(name, "") if at_launch and call is not None else f"({src.text})"
+    if not was.isidentifier():
+        was = f"({was})"
+    expression = f"{value} if {text} >= {threshold} else {was}"
+    where = f"at the launch on line {call.line}" if at_launch and call is not None else \
+        f"in @triton.heuristics on line {src.line}"
+    first = next((v for i, v in proofs if i == index), proofs[0][1])
+    return LaunchCandidate(f"Use {name}={expression} {where}", call, name, value, first, index, "conditional",
+                           _replace(span, expression), proofs, src, condition=f"{k} >= {threshold}")
+
+
+# ---------------------------------------------------------------- the proof
+def prove(checker, path: str, text: str, kr: KernelReport, f: Finding, cand: LaunchCandidate,
+          group: str | None = None) -> tuple[str, bool] | None:
+    """Re-compile each spec the candidate changes, with the value it gives that spec (the text stays as it is: the
+    edit's effect is the variant), and say what that showed (`outcome`)."""
+    from ..compiler.pool import urgent
+
+    with urgent():  # ahead of the save compiles of the file's other kernels
+        plans = [(i, checker.plan_file(path, text, kernels={kr.name}, group=group, variant=v)) for i, v in cand.proofs]
+    news = []
+    for i, plan in plans:
+        report = checker.finish(plan)
+        new = next((k for k in report.kernels if k.name == kr.name and k.kernel.branch == kr.kernel.branch), None)
+        if new is None:
+            return None
+        news.append((i, new))
+    return outcome_of(kr, news, f, cand)
 
 
 def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: LaunchCandidate) -> tuple[str, bool] | None:
     """(what the re-compile of the one changed spec showed, whether it traded something away), or None when the
     finding is still there or the spec no longer compiles."""
-    after = compiled_specs(new)
-    if len(after) != 1 or any(g.code == "SRC001" for g in new.findings):
-        return None
-    before = old.compiled[cand.spec_index]
-    if any(g.code == f.code for g in after[0].findings):
-        return None
-    said = f"removes {f.code}"
-    shown = deltas(f.code, before.metrics, after[0].metrics)
-    if shown:
-        said += f" ({shown})"
-    had = {(g.code, g.line) for g in before.findings}
-    worse = sorted({(g.code, g.line) for g in after[0].findings
-                    if g.severity in ("warning", "error") and (g.code, g.line) not in had})
-    if worse:
-        said += "; but adds " + ", ".join(f"{c} on line {ln}" for c, ln in worse[:3])
-    return said + f" [proven on {before.spec.label or 'the spec'}]", bool(worse)
+    return outcome_of(old, [(cand.spec_index, new)], f, cand)
 
 
+def outcome_of(old: KernelReport, news: list[tuple[int, KernelReport]], f: Finding, cand: LaunchCandidate
+               ) -> tuple[str, bool] | None:
+    """Over every proven spec: None when one no longer compiles or still has the finding where it had it; else the
+    title's tail — what changed on each spec (every metric), what got worse or appeared (the trade), where proven."""
+    held = {cs.spec.key() for cs in holding(old, f)}
+    parts, worse_all = [], []
+    for i, new in news:
+        after = compiled_specs(new)
+        if len(after) != 1 or any(g.code == "SRC001" for g in new.findings):
+            return None
+        before = old.compiled[i]
+        if before.spec.key() in held and any(g.code == f.code for g in after[0].findings):
+            return None
+        changed, worse = metric_changes(before.metrics, after[0].metrics)
+        had = {(g.code, g.line) for g in before.findings}
+        worse += [f"adds {c} on line {ln}" for c, ln in sorted({(g.code, g.line) for g in after[0].findings
+                                                                if g.severity in ("warning", "error")
+                                                                and (g.code, g.line) not in had})][:3]
+        label = _spec_name(before, cand)
+        parts.append((label, changed))
+        worse_all += [f"{w} ({label})" if len(news) > 1 else w for w in worse]
+    if len(news) == 1:
+        said = f"removes {f.code}" + (f" ({'; '.join(parts[0][1])})" if parts[0][1] else "")
+    else:
+        shown = "; ".join(f"{label}: {', '.join(ch) or 'no metric changed'}" for label, ch in parts[:3])
+        more = f"; and {len(parts) - 3} more" if len(parts) > 3 else ""
+        said = f"removes {f.code} on {len(news)} captured specs ({shown}{more})"
+    if worse_all:
+        said += "; but " + ", ".join(worse_all[:4])
+    where = f"proven on {len(news)} specs" if len(news) > 1 else \
+        f"proven on {old.compiled[news[0][0]].spec.label or 'the spec'}"
+    return said + f" [{where}]", bool(worse_all)
+
+
+def _spec_name(cs: CompiledSpec, cand: LaunchCandidate) -> str:
+    key = cand.condition.split(" ")[0] if cand.condition else ""
+    if key and key in cs.spec.constants:
+        return f"{key}={cs.spec.constants[key]}"
+    return cs.spec.label or "the spec"
 
 
 def time_on_gpu(path: str, root: str, kr: KernelReport, cand: LaunchCandidate, timeout: float = 120.0
