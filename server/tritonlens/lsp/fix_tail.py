@@ -1,0 +1,578 @@
+"""A program fix for narrow accesses whose mask is the cause (PTX001 / PTX002 with cause "mask"): the kernel gets a
+mask-free path for full blocks and keeps the masked code for the last, partial block.
+
+    offs = pid * BLOCK + tl.arange(0, BLOCK)          if (pid + 1) * BLOCK <= n:  # a full block
+    mask = offs < n                            →          x = tl.load(x_ptr + offs)
+    x = tl.load(x_ptr + offs, mask=mask)              else:  # the last, partial block
+                                                          x = tl.load(x_ptr + offs, mask=mask)
+
+and for a loop over blocks, `for start in range(0, n, BLOCK)` becomes `range(0, n - n % BLOCK, BLOCK)` without masks,
+then `range(n - n % BLOCK, n, BLOCK)` (at most one iteration) with them.
+
+Only where it is sound, read from the AST: the mask is exactly `offs < bound` with `offs = start + tl.arange(0,
+BLOCK)`, every name it depends on is assigned once (so the guard sees the values the mask saw), and the mask is used
+for nothing but the `mask=` of loads and stores — there it is dropped (with `other=`: on a full block no lane reads
+it); a mask combined with another condition, used in `tl.where` or a sum, or any doubt gives no candidate. The edit
+replaces only the lines of the statements it duplicates, re-indented by the body's own unit. Whether it helps is the
+re-compile's to say (`TailCandidate.outcome`): the fast path's accesses must come out 128-bit.
+
+Also `tl.multiple_of(bound, 16)`, only where every captured launch of the kernel passed a bound that is a multiple of
+16 — the title says so, since the kernel then assumes it of every future launch.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from lsprotocol import types
+
+from ..model import Finding, KernelReport
+from ..report.irviews import SpecView, compiled_specs
+from ..source import parse_module
+
+CODES = ("PTX001", "PTX002")
+_ACCESS = {"load": 1, "store": 2}  # the positional index of `mask` in tl.load / tl.store
+_KIND = {"PTX001": ("ld.global", "loads"), "PTX002": ("st.global", "stores")}
+_FULL_BITS = 128
+
+
+# ---------------------------------------------------------------- reading the kernel
+def _call_name(node: ast.AST) -> str | None:
+    if not isinstance(node, ast.Call):
+        return None
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
+def _access_kind(call: ast.Call) -> str | None:
+    """'load' / 'store' for `tl.load(...)` / `tl.store(...)` (any module alias), else None."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.attr in _ACCESS:
+        return f.attr
+    return None
+
+
+def _mask_arg(call: ast.Call, kind: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == "mask":
+            return kw.value
+    i = _ACCESS[kind]
+    return call.args[i] if len(call.args) > i else None
+
+
+def _assigned(fn: ast.FunctionDef) -> dict[str, list[ast.AST]]:
+    """Every binding of each name in the function: assignments, augmented ones, loop targets, walrus, with."""
+    out: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(fn):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            targets = [node.target]
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            targets = [node.target]
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            targets = [node.optional_vars]
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name):
+                    out.setdefault(n.id, []).append(node)
+    return out
+
+
+def _names(expr: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
+def _same(a: ast.AST, b: ast.AST) -> bool:
+    return ast.dump(a) == ast.dump(b)
+
+
+@dataclass
+class _Mask:
+    """`mask = offs < bound` with `offs = start + tl.arange(0, block)`."""
+
+    name: str | None  # the mask variable; None when the access writes the comparison inline
+    compare: ast.Compare
+    offs: str
+    start: ast.expr | None  # None: offs is the arange itself
+    block: ast.expr
+    bound: ast.expr
+    stmts: list[ast.stmt]  # the statements that define offs (and the mask)
+
+
+def _single(assigns: dict[str, list[ast.AST]], name: str) -> ast.Assign | None:
+    nodes = assigns.get(name, [])
+    if len(nodes) != 1 or not isinstance(nodes[0], ast.Assign):
+        return None
+    a = nodes[0]
+    if len(a.targets) != 1 or not isinstance(a.targets[0], ast.Name):
+        return None
+    return a
+
+
+def _loop_var(assigns: dict[str, list[ast.AST]], name: str) -> bool:
+    """Bound once, as the target of a `for` (the block loop's start: `_loop_form` checks which loop)."""
+    nodes = assigns.get(name, [])
+    return len(nodes) == 1 and isinstance(nodes[0], ast.For) and isinstance(nodes[0].target, ast.Name)
+
+
+def _offs_parts(value: ast.expr) -> tuple[ast.expr | None, ast.expr] | None:
+    """(start, block) of `start + tl.arange(0, block)` (either order) or of `tl.arange(0, block)`."""
+    def arange_block(e: ast.expr) -> ast.expr | None:
+        if _call_name(e) == "arange" and len(e.args) == 2 and not e.keywords \
+                and isinstance(e.args[0], ast.Constant) and e.args[0].value == 0:
+            return e.args[1]
+        return None
+
+    block = arange_block(value)
+    if block is not None:
+        return None, block
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        for start, other in ((value.left, value.right), (value.right, value.left)):
+            block = arange_block(other)
+            if block is not None and not any(_call_name(n) == "arange" for n in ast.walk(start)):
+                return start, block
+    return None
+
+
+def _as_compare(expr: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+    """(offs, bound) of `offs < bound` or `bound > offs`."""
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+        if isinstance(expr.ops[0], ast.Lt):
+            return expr.left, expr.comparators[0]
+        if isinstance(expr.ops[0], ast.Gt):
+            return expr.comparators[0], expr.left
+    return None
+
+
+def _read_mask(expr: ast.expr, assigns: dict[str, list[ast.AST]], params: set[str]) -> _Mask | None:
+    name = None
+    stmts: list[ast.stmt] = []
+    if isinstance(expr, ast.Name):
+        a = _single(assigns, expr.id)
+        if a is None:
+            return None
+        name, expr = expr.id, a.value
+        stmts.append(a)
+    parts = _as_compare(expr)
+    if parts is None or not isinstance(parts[0], ast.Name):
+        return None  # `&`-combined, 2-D, `<=`: not a mask that a full block makes all-true by itself
+    offs, bound = parts[0].id, parts[1]
+    a = _single(assigns, offs)
+    if a is None:
+        return None
+    got = _offs_parts(a.value)
+    if got is None:
+        return None
+    start, block = got
+    stmts.append(a)
+    # The guard re-reads start, block and bound after the mask was made: each name must hold one value throughout.
+    for n in _names(bound) | _names(block) | (_names(start) if start is not None else set()):
+        if n in assigns and (n in params or (_single(assigns, n) is None and not _loop_var(assigns, n))):
+            return None
+        if n not in assigns and n not in params and n not in ("tl", "triton"):
+            return None  # a global or builtin: fine in principle, but not worth the doubt
+    if any(isinstance(n, ast.Call) and _call_name(n) not in ("program_id", "cdiv") for n in ast.walk(bound)):
+        return None
+    assert isinstance(expr, ast.Compare)
+    return _Mask(name, expr, offs, start, block, bound, stmts)
+
+
+@dataclass
+class Plan:
+    """The edit: statements [first, last] (1-based lines) replaced by `new_lines`; where each old line went."""
+
+    first: int
+    last: int
+    new_lines: list[str]
+    fast: dict[int, int]  # old line -> its line in the unmasked copy
+    tail: dict[int, int]  # old line -> its line in the masked copy
+    dropped: list[tuple[str, int]]  # (load|store, old line) of each access whose mask the fast path drops
+    form: str  # "grid" | "loop"
+    guard: str  # the fast path's condition, as written
+
+    @property
+    def shift(self) -> int:
+        return len(self.new_lines) - (self.last - self.first + 1)
+
+    def old_line(self, new_line: int) -> int | None:
+        """The old line a line of the new text came from (None for the lines the edit added)."""
+        if new_line < self.first:
+            return new_line
+        if new_line > self.first + len(self.new_lines) - 1:
+            return new_line - self.shift
+        for table in (self.fast, self.tail):
+            for old, new in table.items():
+                if new == new_line:
+                    return old
+        return None
+
+
+def _function(tree: ast.Module, def_line: int) -> ast.FunctionDef | None:
+    return next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.lineno == def_line), None)
+
+
+def _enclosing_for(fn: ast.FunctionDef, stmt: ast.stmt) -> ast.For | None:
+    """The `for` whose body holds `stmt` directly."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.For) and any(s is stmt for s in node.body):
+            return node
+    return None
+
+
+def _drops(region: list[ast.stmt], mask: _Mask) -> list[tuple[ast.Call, str]] | None:
+    """The loads/stores in `region` whose mask is this one (by name, or the same comparison inline); None when the
+    mask variable is used in any other way (tl.where, a sum, combined with another condition)."""
+    calls: list[tuple[ast.Call, str]] = []
+    used_as_mask: set[int] = set()
+    for stmt in region:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Call):
+                continue
+            kind = _access_kind(node)
+            m = _mask_arg(node, kind) if kind else next((k.value for k in node.keywords if k.arg == "mask"), None)
+            if m is None:
+                continue
+            if (isinstance(m, ast.Name) and m.id == mask.name) or _same(m, mask.compare):
+                used_as_mask.add(id(m))
+                if kind is not None:
+                    calls.append((node, kind))
+                # any other masked op (an atomic) keeps its mask: keeping one is always sound
+    for stmt in region:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and node.id == mask.name and id(node) not in used_as_mask:
+                return None
+            if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
+                return None
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.end_lineno != node.lineno:
+                return None  # a multi-line string: re-indenting would change its value
+    return calls
+
+
+class _Text:
+    """The file's lines and UTF-8 column conversion (ast columns count bytes)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines(keepends=True)
+        self.newline = "\r\n" if "\r\n" in text else "\n"
+
+    def char(self, line: int, byte_col: int) -> int:
+        raw = self.lines[line - 1].encode() if 0 < line <= len(self.lines) else b""
+        return len(raw[:byte_col].decode(errors="replace"))
+
+    def seg(self, node: ast.AST) -> str:
+        (l0, c0), (l1, c1) = self.start(node), self.end(node)
+        if l0 == l1:
+            return self.lines[l0 - 1][c0:c1]
+        return self.lines[l0 - 1][c0:] + "".join(self.lines[l0:l1 - 1]) + self.lines[l1 - 1][:c1]
+
+    def start(self, node: ast.AST) -> tuple[int, int]:
+        return node.lineno, self.char(node.lineno, node.col_offset)
+
+    def end(self, node: ast.AST) -> tuple[int, int]:
+        return node.end_lineno, self.char(node.end_lineno, node.end_col_offset)
+
+
+def _deletions(t: _Text, call: ast.Call, kind: str) -> list[tuple[tuple[int, int], tuple[int, int]]] | None:
+    """Spans to delete from `call` to drop its mask (and `other=`): from the end of the argument before each to its
+    end, so `, mask=mask` goes with its comma. None for a positional form this does not handle."""
+    i = _ACCESS[kind]
+    items: list[ast.AST] = [*call.args, *call.keywords]
+    items.sort(key=lambda n: (n.lineno, n.col_offset))
+    drop: list[ast.AST] = [kw for kw in call.keywords if kw.arg in ("mask", "other")]
+    if len(call.args) > i:
+        if len(call.args) > i + (2 if kind == "load" else 1):
+            return None  # boundary_check and later given by position
+        drop += call.args[i:]
+    spans = []
+    for node in drop:
+        k = next(j for j, n in enumerate(items) if n is node)
+        if k == 0:
+            return None
+        spans.append((t.end(items[k - 1]), t.end(node)))
+    return spans
+
+
+def _all_deletions(t: _Text, calls: list[tuple[ast.Call, str]]) -> list | None:
+    spans = []
+    for c, kind in calls:
+        got = _deletions(t, c, kind)
+        if got is None:
+            return None
+        spans += got
+    return spans
+
+
+def _splice(t: _Text, first: int, last: int, spans, node: ast.AST, text: str) -> list[str]:
+    """Lines first..last with `spans` deleted and `node` (before every span) replaced by `text`."""
+    block = "".join(_cut(t, first, last, [*spans, (t.start(node), t.end(node))]))
+    line, col = t.start(node)
+    at = sum(len(x) for x in t.lines[first - 1:line - 1]) + col
+    return (block[:at] + text + block[at:]).splitlines(keepends=True)
+
+
+def _cut(t: _Text, first: int, last: int, spans) -> list[str]:
+    """Lines first..last with `spans` deleted (spans inside those lines, non-overlapping)."""
+    block = "".join(t.lines[first - 1:last])
+    starts = [0]
+    for ln in t.lines[first - 1:last]:
+        starts.append(starts[-1] + len(ln))
+
+    def off(p: tuple[int, int]) -> int:
+        return starts[p[0] - first] + p[1]
+    for a, b in sorted(spans, key=lambda s: off(s[0]), reverse=True):
+        block = block[:off(a)] + block[off(b):]
+    return block.splitlines(keepends=True)
+
+
+def _indent(lines: list[str], unit: str) -> list[str]:
+    return [unit + ln if ln.strip() else ln for ln in lines]
+
+
+def _unit(t: _Text, fn: ast.FunctionDef) -> str:
+    body = t.lines[fn.body[0].lineno - 1]
+    head = t.lines[fn.lineno - 1]
+    b = re.match(r"[ \t]*", body).group(0)
+    h = re.match(r"[ \t]*", head).group(0)
+    unit = b[len(h):] if b.startswith(h) else ""
+    return unit or "    "
+
+
+def _paren(t: _Text, node: ast.expr) -> str:
+    s = t.seg(node)
+    simple = (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript)
+    return s if isinstance(node, simple) else f"({s})"
+
+
+def _guard(t: _Text, mask: _Mask) -> str:
+    block, bound = _paren(t, mask.block), t.seg(mask.bound)
+    if mask.start is None:
+        return f"{block} <= {bound}"
+    s = mask.start
+    if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult):
+        for pid, blk in ((s.left, s.right), (s.right, s.left)):
+            if _same(blk, mask.block):
+                return f"({t.seg(pid)} + 1) * {block} <= {bound}"
+    return f"{_paren(t, s)} + {block} <= {bound}"
+
+
+def plan(text: str, def_line: int, line: int) -> Plan | None:
+    """The edit that gives the kernel defined at `def_line` an unmasked path for the access on `line`, or None when
+    that is not (provably) sound or not a form handled here."""
+    try:
+        tree = parse_module(text)
+    except (SyntaxError, ValueError):
+        return None
+    fn = _function(tree, def_line)
+    if fn is None:
+        return None
+    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+    assigns = _assigned(fn)
+    access = next(((n, _access_kind(n)) for n in ast.walk(fn) if isinstance(n, ast.Call) and _access_kind(n)
+                   and n.lineno <= line <= n.end_lineno and _mask_arg(n, _access_kind(n)) is not None), None)
+    if access is None:
+        return None
+    mask = _read_mask(_mask_arg(*access), assigns, params)
+    if mask is None:
+        return None
+    t = _Text(text)
+    loop = _loop_form(fn, mask)
+    if loop is not None:
+        return _plan_loop(t, fn, mask, loop, access[0])
+    if not all(any(s is b for b in fn.body) for s in mask.stmts):
+        return None  # defined under a branch or a loop that is not the block loop
+    return _plan_grid(t, fn, mask, access[0])
+
+
+def _loop_form(fn: ast.FunctionDef, mask: _Mask) -> ast.For | None:
+    """The `for start in range(0, bound, BLOCK)` whose target is the offsets' start, when the mask is made in its
+    body."""
+    if not isinstance(mask.start, ast.Name):
+        return None
+    offs_stmt = mask.stmts[-1]
+    loop = _enclosing_for(fn, offs_stmt)
+    if loop is None or not isinstance(loop.target, ast.Name) or loop.target.id != mask.start.id or loop.orelse:
+        return None
+    it = loop.iter
+    if _call_name(it) not in ("range",) or not (isinstance(it.func, ast.Name) or
+                                                 (isinstance(it.func, ast.Attribute) and it.func.attr == "range")):
+        return None
+    if len(it.args) != 3 or not (isinstance(it.args[0], ast.Constant) and it.args[0].value == 0):
+        return None
+    if not _same(it.args[1], mask.bound) or not _same(it.args[2], mask.block):
+        return None
+    if not all(any(s is b for b in loop.body) for s in mask.stmts):
+        return None
+    return loop
+
+
+def _plan_grid(t: _Text, fn: ast.FunctionDef, mask: _Mask, access: ast.Call) -> Plan | None:
+    defs = max(fn.body.index(s) for s in mask.stmts)
+    rest = fn.body[defs + 1:]
+    calls = _drops(rest, mask)
+    if not calls or not any(c is access for c, _ in calls):
+        return None
+    first_i = next(i for i, s in enumerate(rest) if any(n is c for c, _ in calls for n in ast.walk(s)))
+    region = rest[first_i:]
+    first, last = region[0].lineno, region[-1].end_lineno
+    guard = _guard(t, mask)
+    if any(isinstance(n, ast.If) and ast.unparse(n.test) == ast.unparse(ast.parse(guard, mode="eval").body)
+           for s in region for n in ast.walk(s)):
+        return None  # the fast path is there already; the finding left is the tail's
+    spans = _all_deletions(t, calls)
+    if spans is None:
+        return None
+    unit = _unit(t, fn)
+    ind = re.match(r"[ \t]*", t.lines[first - 1]).group(0)
+    nl = t.newline
+    orig = t.lines[first - 1:last]
+    fast = _indent(_cut(t, first, last, spans), unit)
+    if not fast[-1].endswith(("\n", "\r")):
+        fast[-1] += nl  # the file's last line: the copy is followed by the else
+    new = [f"{ind}if {guard}:  # a full block: every lane is in bounds, no mask{nl}", *fast,
+           f"{ind}else:  # the last, partial block{nl}", *_indent(orig, unit)]
+    n = last - first + 1
+    return Plan(first, last, new, fast={first + k: first + 1 + k for k in range(n)},
+                tail={first + k: first + 2 + n + k for k in range(n)},
+                dropped=[(kind, c.lineno) for c, kind in calls], form="grid", guard=f"if {guard}:")
+
+
+def _plan_loop(t: _Text, fn: ast.FunctionDef, mask: _Mask, loop: ast.For, access: ast.Call) -> Plan | None:
+    defs = max(loop.body.index(s) for s in mask.stmts)
+    calls = _drops(loop.body[defs + 1:], mask)
+    if not calls or not any(c is access for c, _ in calls):
+        return None
+    first, last = loop.lineno, loop.end_lineno
+    stop, step = loop.iter.args[1], loop.iter.args[2]
+    split = f"{_paren(t, stop)} - {_paren(t, stop)} % {_paren(t, step)}"
+    spans = _all_deletions(t, calls)
+    if spans is None:
+        return None
+    fast = _splice(t, first, last, spans, stop, split)  # range(0, split, BLOCK), no masks
+    tail = _splice(t, first, last, [], loop.iter.args[0], split)  # range(split, n, BLOCK), as written
+    if not fast[-1].endswith(("\n", "\r")):
+        fast[-1] += t.newline
+    n = last - first + 1
+    return Plan(first, last, fast + tail, fast={first + k: first + k for k in range(n)},
+                tail={first + k: first + n + k for k in range(n)},
+                dropped=[(kind, c.lineno) for c, kind in calls], form="loop",
+                guard=f"range(0, {split}, {t.seg(step)})")
+
+
+def apply_plan(text: str, p: Plan) -> tuple[list[types.TextEdit], str]:
+    """The TextEdit over the replaced lines and the new text."""
+    lines = text.splitlines(keepends=True)
+    old = lines[p.last - 1]
+    if old.endswith(("\n", "\r")):
+        end = types.Position(p.last, 0)
+        body = "".join(p.new_lines)
+    else:
+        end = types.Position(p.last - 1, len(old))
+        body = "".join(p.new_lines).rstrip("\r\n")
+    edit = types.TextEdit(range=types.Range(types.Position(p.first - 1, 0), end), new_text=body)
+    new_text = "".join(lines[:p.first - 1]) + body + "".join(lines[p.last:])
+    return [edit], new_text
+
+
+# ---------------------------------------------------------------- the candidate and its proof
+class TailCandidate:
+    """The kernel edit of a `Plan`, proven by re-compiling the edited file: the fast path's accesses must be 128-bit.
+    `group`: a program edit (FixSearch offers the first of a group that works, and may prefer it)."""
+
+    group = "kernel:tail"
+
+    def __init__(self, plan: Plan, finding: Finding) -> None:
+        self.plan, self.finding = plan, finding
+        self.label = ("Add an unmasked path for full blocks" if plan.form == "grid"
+                      else "Split the loop: full blocks unmasked, the last one masked")
+        self.values: dict[str, str] = {}
+        self.edits: list[types.TextEdit] = []
+        self.new_text = ""
+        self.shift = 0  # the kernel's def line does not move
+
+    def apply(self, text: str) -> tuple[list[types.TextEdit], str, int]:
+        edits, new_text = apply_plan(text, self.plan)
+        return edits, new_text, 0
+
+    def outcome(self, old: KernelReport, new: KernelReport | None, f: Finding, settings: Any
+                ) -> tuple[str, bool] | None:
+        """(what the re-compile showed, whether something else got worse), or None when it does not help: the
+        finding is still on the fast path's copy of its line, an access there is still narrow, or the compile broke."""
+        pair = _spec_pair(old, new, f)
+        if pair is None:
+            return None
+        before, after = pair
+        p = self.plan
+        if any(g.code == f.code and g.line == p.fast.get(f.line) for g in new.findings):
+            return None
+        shown = []
+        for code in sorted(CODES, key=lambda c: c != f.code):  # the finding's own kind first
+            kind, noun = _KIND[code]
+            lines = [ln for k, ln in p.dropped if (k == "load") == (code == "PTX001")]
+            if not lines:
+                continue
+            was = _bits(SpecView(old, before, settings), lines, kind)
+            now = _bits(SpecView(new, after, settings), [p.fast[ln] for ln in lines], kind)
+            if not now or min(now) < _FULL_BITS:
+                if code == f.code:
+                    return None  # the access this fix is for is not wide on the fast path
+                continue
+            if was and min(was) < _FULL_BITS:
+                shown.append(f"{noun} {min(was)} → {min(now)}-bit")
+        if not shown:
+            return None
+        said = (f"{' and '.join(shown)} on the fast path (re-compiled); "
+                f"{'the last block stays masked' if p.form == 'grid' else 'the last iteration stays masked'}")
+        worse = _worse(old, new, p)
+        if worse:
+            said += "; but adds " + ", ".join(f"{c} on line {ln}" for c, ln in worse[:3])
+        return said, bool(worse)
+
+
+def _spec_pair(old: KernelReport, new: KernelReport | None, f: Finding):
+    """(the old compiled spec the finding holds in, the same spec in the re-compile) — None when the edited kernel
+    no longer compiles."""
+    if new is None or any(g.code == "SRC001" for g in new.findings):
+        return None
+    keys = set(f.data.get("specs") or [])
+    olds = compiled_specs(old)
+    before = next((cs for cs in olds if cs.spec.key() in keys), olds[0] if olds else None)
+    if before is None:
+        return None
+    after = next((cs for cs in compiled_specs(new) if cs.spec.key() == before.spec.key()), None)
+    return (before, after) if after is not None else None
+
+
+def _bits(view: SpecView, lines: list[int], kind: str) -> list[int]:
+    stage = "ptx" if view.module("ptx") is not None else "amdgcn"
+    mod = view.module(stage)
+    if mod is None:
+        return []
+    wanted = {i for ln in lines for i in view.ir_lines(stage, ln)}
+    return [i.bits for i in mod.instrs if i.ir_line in wanted and i.kind == kind and i.bits]
+
+
+def _worse(old: KernelReport, new: KernelReport, p: Plan) -> list[tuple[str, int]]:
+    """Warnings and errors of the re-compile that the old text did not have (lines mapped back)."""
+    had = {(g.code, g.line) for g in old.findings}
+    out = set()
+    for g in new.findings:
+        if g.severity not in ("warning", "error"):
+            continue
+        line = p.old_line(g.line)
+        if line is None or (g.code, line) not in had:
+            out.add((g.code, g.line))
+    return sorted(out)
+
+
+def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[TailCandidate]:
+    """The kernel edit for a narrow access whose mask is the cause; nothing when the edit would not be sound."""
+    if f.code not in CODES or f.data.get("cause") != "mask":
+        return
+    p = plan(text, kr.kernel.def_line, f.line)
+    if p is not None:
+        yield TailCandidate(p, f)

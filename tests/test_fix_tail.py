@@ -1,0 +1,345 @@
+"""The program fix for narrow accesses caused by the mask: a mask-free path for full blocks and the masked code kept
+for the last block (or a block loop split into full iterations and a masked last one). Each edit is compiled for
+cuda:90 for real — its fast path must come out 128-bit — and run in Triton's interpreter beside the original, on
+lengths that are and are not multiples of the block, with outputs compared exactly. Kernels where dropping the mask
+would change what the kernel computes get no fix."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from pytest_lsp import LanguageClient
+
+from tritonlens.lsp import fix_tail
+from tritonlens.report.irviews import SpecView, compiled_specs
+from tritonlens.settings import Settings
+
+from test_lsp import (apply_edits, by_code, edit_and_save, mark, open_doc, quick_fixes, settled, start,
+                      workspace)
+from test_lsp import client  # noqa: F401 — the language server on stdio, as a fixture
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+with open(os.path.join(REPO, "examples", "bad", "vector_add_unaligned.py"), encoding="utf-8") as fh:
+    VECTOR_ADD = fh.read()
+SETTINGS = Settings(target="cuda:90")
+
+# The fixed example, as the user gets it: only the kernel's last three lines are replaced.
+VECTOR_ADD_FIXED_BODY = '''\
+    mask = offsets < n_elements
+    if (pid + 1) * BLOCK_SIZE <= n_elements:  # a full block: every lane is in bounds, no mask
+        x = tl.load(x_ptr + offsets)
+        y = tl.load(y_ptr + offsets)
+        tl.store(out_ptr + offsets, x + y)
+    else:  # the last, partial block
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
+'''
+
+# A reduction over a row in blocks: the loop form. The row stride is known aligned; the row length is not.
+ROW_SUM = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+
+    # tritonlens: x_ptr=*fp32, out_ptr=*fp32, n_cols=i32, stride=i32%16, BLOCK=1024, num_warps=4
+    @triton.jit
+    def row_sum(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            mask = cols < n_cols
+            x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
+            acc += x * x
+        tl.store(out_ptr + row, tl.sum(acc, axis=0))
+    ''')
+ROW_SUM_LOAD = 13
+
+# Runs a kernel module's kernel in Triton's interpreter on several lengths; prints the outputs as JSON lists.
+# Triton 3.6's interpreter turns a computed scalar into an index with `int()` of a one-element array, which NumPy 2.4
+# refuses (`range(0, n - 1, B)` fails, whatever the kernel); the runner reads it with `.item()` instead.
+_RUN = textwrap.dedent('''\
+    import importlib.util, json, sys
+    import torch, triton
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    _patch = interpreter._patch_lang_tensor
+
+    def _patch_lang_tensor(tensor, scope):
+        _patch(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.item()))
+
+    interpreter._patch_lang_tensor = _patch_lang_tensor
+
+    spec = importlib.util.spec_from_file_location("k", sys.argv[1])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    gen = torch.Generator().manual_seed(0)
+    out = {}
+    if sys.argv[2] == "add":
+        for n in (1, 5, 1000, 1024, 3000, 4096):
+            x, y = torch.randn(n, generator=gen), torch.randn(n, generator=gen)
+            o = torch.full((n + 7,), -1.0)  # past the end: must stay untouched
+            mod.add_kernel[(triton.cdiv(n, 1024),)](x, y, o, n, BLOCK_SIZE=1024)
+            assert torch.equal(o[:n], x + y) and bool((o[n:] == -1.0).all()), n
+            out[n] = o.tolist()
+    else:
+        for n in (1, 1000, 1024, 2048, 2500):
+            x = torch.randn(3, n, generator=gen)
+            o = torch.empty(3)
+            mod.row_sum[(3,)](x, o, n, x.stride(0), BLOCK=1024)
+            assert torch.allclose(o, (x * x).sum(1), rtol=1e-5), n
+            out[n] = o.tolist()
+    print(json.dumps(out))
+    ''')
+
+
+def _interpret(tmp_path, path, which: str) -> dict:
+    runner = tmp_path / "run_interpreted.py"
+    runner.write_text(_RUN)
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, str(runner), str(path), which], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _finding(kr, code: str, line: int):
+    (f,) = [g for g in kr.findings if g.code == code and g.line == line]
+    return f
+
+
+def _opcodes(kr, line: int, kind: str) -> list[str]:
+    view = SpecView(kr, compiled_specs(kr)[0], SETTINGS)
+    wanted = set(view.ir_lines("ptx", line))
+    return [i.opcode for i in view.module("ptx").instrs if i.ir_line in wanted and i.kind == kind]
+
+
+def test_vector_add_gets_a_full_block_path_that_compiles_wide_and_computes_the_same(checker, tmp_path):
+    path = tmp_path / "add.py"
+    path.write_text(VECTOR_ADD)
+    (kr,) = checker.check_file(str(path)).kernels
+    f = _finding(kr, "PTX001", 13)
+    assert f.data["cause"] == "mask"
+    (cand,) = fix_tail.candidates(kr, f, VECTOR_ADD)
+    assert cand.label == "Add an unmasked path for full blocks"
+    (edit,), fixed, shift = cand.apply(VECTOR_ADD)
+    # one edit over the accesses' lines (13-15), the rest of the file as the user wrote it
+    assert (edit.range.start.line, edit.range.start.character, edit.range.end.line, edit.range.end.character) \
+        == (12, 0, 15, 0) and shift == 0
+    assert fixed == VECTOR_ADD[:VECTOR_ADD.index("    mask = ")] + VECTOR_ADD_FIXED_BODY
+
+    fixed_path = tmp_path / "add_fixed.py"
+    fixed_path.write_text(fixed)
+    (new,) = checker.check_file(str(fixed_path), fixed).kernels
+    assert not [g for g in new.findings if g.code == "SRC001"]
+    # the fast path (lines 14-16): no finding, and its PTX moves four floats per access
+    assert not [g for g in new.findings if g.code in ("PTX001", "PTX002") and 14 <= g.line <= 16]
+    assert set(_opcodes(new, 14, "ld.global")) == {"ld.global.v4.b32"}
+    assert set(_opcodes(new, 16, "st.global")) == {"st.global.v4.b32"}
+    # the tail (lines 18-20) stays masked and narrow, as it must
+    assert sorted((g.code, g.line) for g in new.findings if g.code.startswith("PTX")) == [
+        ("PTX001", 18), ("PTX001", 19), ("PTX002", 20)]
+    assert set(_opcodes(new, 18, "ld.global")) == {"ld.global.b32"}
+
+    said, traded = cand.outcome(kr, new, f, SETTINGS)
+    assert said == ("loads 32 → 128-bit and stores 32 → 128-bit on the fast path (re-compiled); the last block "
+                    "stays masked") and not traded
+    store = _finding(kr, "PTX002", 15)
+    (for_store,) = fix_tail.candidates(kr, store, VECTOR_ADD)
+    assert for_store.outcome(kr, new, store, SETTINGS)[0].startswith("stores 32 → 128-bit and loads 32 → 128-bit")
+
+    # the same results, element for element, on lengths that are and are not multiples of the block
+    assert _interpret(tmp_path, fixed_path, "add") == _interpret(tmp_path, path, "add")
+    # fixed once: the finding left on the tail gets no second wrapping
+    assert fix_tail.plan(fixed, kr.kernel.def_line, 18) is None
+
+
+def test_a_block_loop_is_split_into_unmasked_full_blocks_and_a_masked_last_one(checker, tmp_path):
+    path = tmp_path / "rows.py"
+    path.write_text(ROW_SUM)
+    (kr,) = checker.check_file(str(path)).kernels
+    f = _finding(kr, "PTX001", ROW_SUM_LOAD)
+    assert f.data["cause"] == "mask" and f.data["params"] == ["n_cols"]
+    (cand,) = fix_tail.candidates(kr, f, ROW_SUM)
+    assert cand.label == "Split the loop: full blocks unmasked, the last one masked"
+    (edit,), fixed, _ = cand.apply(ROW_SUM)
+    assert edit.range.start.line == 9 and edit.range.end.line == 14
+    assert fixed.splitlines()[9:19] == [
+        "    for start in range(0, n_cols - n_cols % BLOCK, BLOCK):",
+        "        cols = start + tl.arange(0, BLOCK)",
+        "        mask = cols < n_cols",
+        "        x = tl.load(x_ptr + row * stride + cols)",
+        "        acc += x * x",
+        "    for start in range(n_cols - n_cols % BLOCK, n_cols, BLOCK):",
+        "        cols = start + tl.arange(0, BLOCK)",
+        "        mask = cols < n_cols",
+        "        x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)",
+        "        acc += x * x",
+    ]
+    fixed_path = tmp_path / "rows_fixed.py"
+    fixed_path.write_text(fixed)
+    (new,) = checker.check_file(str(fixed_path), fixed).kernels
+    assert not [g for g in new.findings if g.code == "PTX001" and g.line == ROW_SUM_LOAD]
+    assert set(_opcodes(new, ROW_SUM_LOAD, "ld.global")) == {"ld.global.v4.b32"}
+    said, traded = cand.outcome(kr, new, f, SETTINGS)
+    assert said == "loads 32 → 128-bit on the fast path (re-compiled); the last iteration stays masked", said
+    assert not traded
+    assert _interpret(tmp_path, fixed_path, "rows") == _interpret(tmp_path, path, "rows")
+
+
+_KERNEL = '''\
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+{body}'''
+_PLAIN = '''\
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, x * 2, mask=mask)
+'''
+# Each of these keeps a PTX001 whose cause is the mask, yet dropping the mask would change what the kernel computes,
+# or the mask is not one a full block makes all-true: no fix.
+NOT_OFFERED = {
+    "mask used in tl.where": '''\
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.where(mask, x * 2, 0.0), mask=mask)
+''',
+    "mask counted in a sum": '''\
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, x * tl.sum(mask.to(tl.float32), axis=0), mask=mask)
+''',
+    "mask combined with a second condition": '''\
+    mask = (offs < n) & (offs % 3 != 0)
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, x * 2, mask=mask)
+''',
+    "mask extended at the access": '''\
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask & (offs > 4), other=0.0)
+    tl.store(out_ptr + offs, x * 2, mask=mask)
+''',
+    "bound changed after the mask": '''\
+    mask = offs < n
+    n = n - 1
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, x * 2, mask=offs < n)
+''',
+    "mask made under a branch": '''\
+    mask = offs < n
+    if n > 4096:
+        mask = offs < 4096
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, x * 2, mask=mask)
+''',
+    "offsets not a block of a range": '''\
+    mask = offs * 2 < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, x * 2, mask=mask)
+''',
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_OFFERED))
+def test_no_fix_where_dropping_the_mask_is_not_sound(case):
+    head = "import triton\nimport triton.language as tl\n\n\n"
+    plain = head + _KERNEL.format(body=_PLAIN)
+    assert fix_tail.plan(plain, 6, 10) is not None  # the same kernel with a plain mask gets the fix
+    text = head + _KERNEL.format(body=NOT_OFFERED[case])
+    load = next(i for i, ln in enumerate(text.splitlines(), 1) if "tl.load" in ln)
+    store = next(i for i, ln in enumerate(text.splitlines(), 1) if "tl.store" in ln)
+    assert fix_tail.plan(text, 6, load) is None and fix_tail.plan(text, 6, store) is None
+
+
+def test_no_fix_for_a_two_dimensional_mask():
+    text = textwrap.dedent('''\
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def copy2d(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+            rows = tl.program_id(0) * BM + tl.arange(0, BM)
+            cols = tl.arange(0, BN)
+            mask = (rows[:, None] < M) & (cols[None, :] < N)
+            x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask)
+            tl.store(out_ptr + rows[:, None] * N + cols[None, :], x, mask=mask)
+        ''')
+    assert fix_tail.plan(text, 6, 10) is None and fix_tail.plan(text, 6, 11) is None
+
+
+def test_the_where_case_compiles_to_the_finding_and_still_gets_no_fix(checker, tmp_path):
+    """Seen as the user sees it: the finding is there (cause: the mask), only the hint fix may be offered."""
+    text = ("import triton\nimport triton.language as tl\n\n\n"
+            "# tritonlens: x_ptr=*fp32, out_ptr=*fp32, n=i32, BLOCK=1024\n"
+            + _KERNEL.format(body=NOT_OFFERED["mask used in tl.where"]))
+    path = tmp_path / "where.py"
+    path.write_text(text)
+    (kr,) = checker.check_file(str(path)).kernels
+    f = _finding(kr, "PTX001", 11)
+    assert f.data["cause"] == "mask"
+    assert list(fix_tail.candidates(kr, f, text)) == []
+
+
+def test_other_formatting_and_the_tutorial_form_are_kept():
+    """The tutorial's `block_start = pid * BLOCK_SIZE` form, a multi-line call with `other=` and a trailing comma,
+    tab indentation: the guard reads the start, the copies keep the user's layout."""
+    text = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+            "def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+            "\tblock_start = tl.program_id(0) * BLOCK\n"
+            "\toffs = block_start + tl.arange(0, BLOCK)\n"
+            "\tmask = offs < n\n"
+            "\tx = tl.load(\n\t\tx_ptr + offs,\n\t\tmask=mask,\n\t\tother=0.0,\n\t)\n"
+            "\ttl.store(out_ptr + offs, x, mask)  # positional mask\n")
+    p = fix_tail.plan(text, 6, 10)
+    assert p is not None and p.guard == "if block_start + BLOCK <= n:"
+    (_,), fixed = fix_tail.apply_plan(text, p)
+    assert fixed.endswith(
+        "\tmask = offs < n\n"
+        "\tif block_start + BLOCK <= n:  # a full block: every lane is in bounds, no mask\n"
+        "\t\tx = tl.load(\n\t\t\tx_ptr + offs,\n\t\t)\n"
+        "\t\ttl.store(out_ptr + offs, x)  # positional mask\n"
+        "\telse:  # the last, partial block\n"
+        "\t\tx = tl.load(\n\t\t\tx_ptr + offs,\n\t\t\tmask=mask,\n\t\t\tother=0.0,\n\t\t)\n"
+        "\t\ttl.store(out_ptr + offs, x, mask)  # positional mask\n"), fixed
+
+
+# ---------------------------------------------------------------- in the editor
+async def test_the_editor_offers_the_full_block_path_preferred_and_applies_it(client: LanguageClient, tmp_path):
+    uris = workspace(tmp_path, add=VECTOR_ADD)
+    uri, path = uris["add"], str(tmp_path / "add.py")
+    await start(client, tmp_path)
+    open_doc(client, uri, VECTOR_ADD)
+    diags = await settled(client, uri, lambda d: by_code(d, "PTX001"))
+    diag = next(d for d in by_code(diags, "PTX001") if d.range.start.line == 12)
+
+    actions = await quick_fixes(client, uri, diag)
+    titles = [a.title for a in actions]
+    program = [a for a in actions if a.title.startswith("Add an unmasked path for full blocks — ")]
+    assert len(program) == 1, titles
+    (fix,) = program
+    assert fix.title == ("Add an unmasked path for full blocks — loads 32 → 128-bit and stores 32 → 128-bit on the "
+                         "fast path (re-compiled); the last block stays masked"), fix.title
+    assert fix.is_preferred  # a program change, proven
+    hints = [a for a in actions if a.title.startswith("Tell tritonlens: ")]
+    assert hints and not any(a.is_preferred for a in hints), titles
+    (edit,) = fix.edit.changes[uri]
+    fixed = apply_edits(VECTOR_ADD, [edit])
+    assert fixed.endswith(VECTOR_ADD_FIXED_BODY)
+
+    since = mark(client)
+    edit_and_save(client, uri, fixed, 2, path)
+    after = await settled(client, uri, since=since)
+    assert not by_code(after, "SRC001")
+    # what is left is the masked tail's (lines 18-20); the fast path (14-16) is clean
+    assert sorted((d.code, d.range.start.line + 1) for d in after if str(d.code).startswith("PTX")) == [
+        ("PTX001", 18), ("PTX001", 19), ("PTX002", 20)], after
