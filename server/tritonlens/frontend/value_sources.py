@@ -123,6 +123,12 @@ def _reads_elsewhere(tree: ast.AST, name: str, kernel: str, binding: ast.stmt) -
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and _tail(node.func.value) == kernel:
             inside.update(id(n) for n in ast.walk(node))
     inside.update(id(n) for n in ast.walk(binding))
+    for fn in ast.walk(tree):  # a function whose parameter or local has the name reads its own, not this one
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and fn is not tree:
+            a = fn.args
+            if name in {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} or \
+                    (not isinstance(fn, ast.Lambda) and _assignments(fn.body, name)):
+                inside.update(id(n) for n in ast.walk(fn))
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in inside
                for n in ast.walk(tree))
 

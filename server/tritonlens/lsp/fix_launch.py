@@ -200,7 +200,8 @@ def _at_source(kr: KernelReport, f: Finding, cs: CompiledSpec, index: int, call:
     elif src.kind == "constant" and src.span is not None and not src.shared:
         yield LaunchCandidate(f"Set {src.local} = {value} on line {src.line} (was {src.text})", call, name, value,
                               variant, index, "constant", _replace(src.span, str(value)), source=src)
-    elif src.kind == "constant" and call is not None and name in call.keywords:
+    elif src.kind == "constant" and call is not None and name in call.keywords and kind == "option":
+        # (a shared block constant is left alone: the launch's grid may read the same name)
         yield LaunchCandidate(f"Use {name}={value} at the launch on line {call.line} ({src.local} is read elsewhere "
                               "too)", call, name, value, variant, index, source=src)
     elif src.kind == "heuristics" and src.literal and src.span is not None:
@@ -333,18 +334,32 @@ def time_on_gpu(path: str, root: str, kr: KernelReport, cand: LaunchCandidate, t
     """On a machine with a GPU: the captured launch of the spec the fix is proven on, replayed and timed as it is and
     with the fix's one change (`tritonlens bench`'s replay). (before µs, after µs, GPU name), or None when the spec
     came with no replayable capture or a replay failed."""
+    kind = "option" if any(k == cand.option for k, _ in cand.variant.options) else "constant"
+    return time_change_on_gpu(path, root, kr, cand.spec_index, {cand.option: cand.value}, kind, cand.label, timeout)
+
+
+def time_change_on_gpu(path: str, root: str, kr: KernelReport, spec_index: int, change: dict[str, Any], kind: str,
+                       label: str, timeout: float = 120.0) -> tuple[float, float, str] | None:
+    """The captured launch of spec `spec_index` of `kr`, replayed as launched and with `change` (launch options when
+    `kind` is "option", constexprs otherwise): (before µs, after µs, GPU name), or None (no replayable capture, or a
+    replay failed)."""
     from ..gpu.bench import Job, local_gpu, run_on_gpu
     from ..frontend.captures import identity, load_captures
 
-    spec = kr.compiled[cand.spec_index].spec
+    spec = kr.compiled[spec_index].spec
     if not spec.capture_id:
         return None
     caps, _ = load_captures(root, path)
     cap = next((c for c in caps if identity(c) == spec.capture_id and c.get("launch")), None)
     if cap is None:
         return None
-    changed = dict(cap, options={**(cap.get("options") or {}), cand.option: cand.value})
-    results = run_on_gpu([Job(path, kr.name, cap, "as launched"), Job(path, kr.name, changed, cand.label)], root,
+    if kind == "option":
+        changed = dict(cap, options={**(cap.get("options") or {}), **change})
+    else:
+        launch = dict(cap["launch"], args={**cap["launch"].get("args", {}),
+                                           **{k: {"value": v} for k, v in change.items()}})
+        changed = dict(cap, constants={**(cap.get("constants") or {}), **change}, launch=launch)
+    results = run_on_gpu([Job(path, kr.name, cap, "as launched"), Job(path, kr.name, changed, label)], root,
                          timeout)
     if len(results) != 2 or not all(r.measured for r in results):
         return None
