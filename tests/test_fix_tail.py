@@ -248,6 +248,16 @@ NOT_OFFERED = {
 ''',
 }
 
+WHY_NOT = {
+    "mask used in tl.where": "is used on line 11 for more than a load's or store's mask",
+    "mask counted in a sum": "is used on line 11 for more than a load's or store's mask",
+    "mask combined with a second condition": "not a single `offs < bound`",
+    "mask extended at the access": "not a single `offs < bound`",
+    "bound changed after the mask": "`n`, which the mask depends on, is assigned more than once",
+    "mask made under a branch": "the mask `mask` is assigned more than once",
+    "offsets not a block of a range": "compares an expression, not an offsets variable",
+}
+
 
 @pytest.mark.parametrize("case", sorted(NOT_OFFERED))
 def test_no_fix_where_dropping_the_mask_is_not_sound(case):
@@ -258,6 +268,7 @@ def test_no_fix_where_dropping_the_mask_is_not_sound(case):
     load = next(i for i, ln in enumerate(text.splitlines(), 1) if "tl.load" in ln)
     store = next(i for i, ln in enumerate(text.splitlines(), 1) if "tl.store" in ln)
     assert fix_tail.plan(text, 6, load) is None and fix_tail.plan(text, 6, store) is None
+    assert WHY_NOT[case] in fix_tail.planned(text, 6, load)
 
 
 def test_no_fix_for_a_two_dimensional_mask():
@@ -275,6 +286,7 @@ def test_no_fix_for_a_two_dimensional_mask():
             tl.store(out_ptr + rows[:, None] * N + cols[None, :], x, mask=mask)
         ''')
     assert fix_tail.plan(text, 6, 10) is None and fix_tail.plan(text, 6, 11) is None
+    assert "not a single `offs < bound` (combined with another condition, 2-D" in fix_tail.planned(text, 6, 10)
 
 
 def test_the_where_case_compiles_to_the_finding_and_still_gets_no_fix(checker, tmp_path):

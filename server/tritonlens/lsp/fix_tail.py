@@ -148,35 +148,43 @@ def _as_compare(expr: ast.expr) -> tuple[ast.expr, ast.expr] | None:
     return None
 
 
-def _read_mask(expr: ast.expr, assigns: dict[str, list[ast.AST]], params: set[str]) -> _Mask | None:
+_PURE_CALLS = ("program_id", "num_programs", "cdiv")  # calls the guard may evaluate again: same value each time
+
+
+def _read_mask(expr: ast.expr, assigns: dict[str, list[ast.AST]], params: set[str]) -> _Mask | str:
+    """The mask of an access, or why it is not one this fix can drop on full blocks."""
     name = None
     stmts: list[ast.stmt] = []
     if isinstance(expr, ast.Name):
         a = _single(assigns, expr.id)
         if a is None:
-            return None
+            return f"the mask `{expr.id}` is assigned more than once"
         name, expr = expr.id, a.value
         stmts.append(a)
     parts = _as_compare(expr)
-    if parts is None or not isinstance(parts[0], ast.Name):
-        return None  # `&`-combined, 2-D, `<=`: not a mask that a full block makes all-true by itself
+    if parts is None:
+        return "the mask is not a single `offs < bound` (combined with another condition, 2-D, or another test)"
+    if not isinstance(parts[0], ast.Name):
+        return "the mask compares an expression, not an offsets variable, with its bound"
     offs, bound = parts[0].id, parts[1]
     a = _single(assigns, offs)
     if a is None:
-        return None
+        return f"the offsets `{offs}` are assigned more than once"
     got = _offs_parts(a.value)
     if got is None:
-        return None
+        return f"the offsets `{offs}` are not `start + tl.arange(0, BLOCK)`"
     start, block = got
     stmts.append(a)
     # The guard re-reads start, block and bound after the mask was made: each name must hold one value throughout.
     for n in _names(bound) | _names(block) | (_names(start) if start is not None else set()):
         if n in assigns and (n in params or (_single(assigns, n) is None and not _loop_var(assigns, n))):
-            return None
+            return f"`{n}`, which the mask depends on, is assigned more than once"
         if n not in assigns and n not in params and n not in ("tl", "triton"):
-            return None  # a global or builtin: fine in principle, but not worth the doubt
-    if any(isinstance(n, ast.Call) and _call_name(n) not in ("program_id", "cdiv") for n in ast.walk(bound)):
-        return None
+            return f"the mask depends on `{n}`, a global"  # fine in principle, but not worth the doubt
+    for part in (bound, start):
+        if part is not None and any(isinstance(n, ast.Call) and _call_name(n) not in _PURE_CALLS
+                                    for n in ast.walk(part)):
+            return "the mask's start or bound calls a function (a load?) that the guard would call again"
     assert isinstance(expr, ast.Compare)
     return _Mask(name, expr, offs, start, block, bound, stmts)
 
@@ -224,9 +232,9 @@ def _enclosing_for(fn: ast.FunctionDef, stmt: ast.stmt) -> ast.For | None:
     return None
 
 
-def _drops(region: list[ast.stmt], mask: _Mask) -> list[tuple[ast.Call, str]] | None:
-    """The loads/stores in `region` whose mask is this one (by name, or the same comparison inline); None when the
-    mask variable is used in any other way (tl.where, a sum, combined with another condition)."""
+def _drops(region: list[ast.stmt], mask: _Mask) -> list[tuple[ast.Call, str]] | str:
+    """The loads/stores in `region` whose mask is this one (by name, or the same comparison inline); why not, when
+    the mask variable is used in any other way (tl.where, a sum, combined with another condition)."""
     calls: list[tuple[ast.Call, str]] = []
     used_as_mask: set[int] = set()
     for stmt in region:
@@ -245,11 +253,11 @@ def _drops(region: list[ast.stmt], mask: _Mask) -> list[tuple[ast.Call, str]] | 
     for stmt in region:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and node.id == mask.name and id(node) not in used_as_mask:
-                return None
+                return f"the mask `{mask.name}` is used on line {node.lineno} for more than a load's or store's mask"
             if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
-                return None
+                return f"a `{type(node).__name__.lower()}` on line {node.lineno}"
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.end_lineno != node.lineno:
-                return None  # a multi-line string: re-indenting would change its value
+                return "a multi-line string, which re-indenting would change"
     return calls
 
 
@@ -363,28 +371,35 @@ def _guard(t: _Text, mask: _Mask) -> str:
 def plan(text: str, def_line: int, line: int) -> Plan | None:
     """The edit that gives the kernel defined at `def_line` an unmasked path for the access on `line`, or None when
     that is not (provably) sound or not a form handled here."""
+    got = planned(text, def_line, line)
+    return got if isinstance(got, Plan) else None
+
+
+def planned(text: str, def_line: int, line: int) -> Plan | str:
+    """`plan`, or why there is none (a phrase: "the mask `m` is used on line 12 for more than ...")."""
     try:
         tree = parse_module(text)
     except (SyntaxError, ValueError):
-        return None
+        return "the file does not parse"
     fn = _function(tree, def_line)
     if fn is None:
-        return None
+        return "no kernel definition there"
     params = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
     assigns = _assigned(fn)
     access = next(((n, _access_kind(n)) for n in ast.walk(fn) if isinstance(n, ast.Call) and _access_kind(n)
                    and n.lineno <= line <= n.end_lineno and _mask_arg(n, _access_kind(n)) is not None), None)
     if access is None:
-        return None
+        return "no masked load or store on that line"
     mask = _read_mask(_mask_arg(*access), assigns, params)
-    if mask is None:
-        return None
+    if isinstance(mask, str):
+        return mask
     t = _Text(text)
     loop = _loop_form(fn, mask)
     if loop is not None:
         return _plan_loop(t, fn, mask, loop, access[0])
     if not all(any(s is b for b in fn.body) for s in mask.stmts):
-        return None  # defined under a branch or a loop that is not the block loop
+        return ("the offsets or the mask are made inside a loop or branch that is not `for start in range(0, "
+                "bound, BLOCK)`")
     return _plan_grid(t, fn, mask, access[0])
 
 
@@ -410,22 +425,27 @@ def _loop_form(fn: ast.FunctionDef, mask: _Mask) -> ast.For | None:
     return loop
 
 
-def _plan_grid(t: _Text, fn: ast.FunctionDef, mask: _Mask, access: ast.Call) -> Plan | None:
+_POSITIONAL = "a load or store gives arguments after the mask by position"
+
+
+def _plan_grid(t: _Text, fn: ast.FunctionDef, mask: _Mask, access: ast.Call) -> Plan | str:
     defs = max(fn.body.index(s) for s in mask.stmts)
     rest = fn.body[defs + 1:]
     calls = _drops(rest, mask)
-    if not calls or not any(c is access for c, _ in calls):
-        return None
+    if isinstance(calls, str):
+        return calls
+    if not any(c is access for c, _ in calls):
+        return "the access is not after the statements that make its mask"
     first_i = next(i for i, s in enumerate(rest) if any(n is c for c, _ in calls for n in ast.walk(s)))
     region = rest[first_i:]
     first, last = region[0].lineno, region[-1].end_lineno
     guard = _guard(t, mask)
     if any(isinstance(n, ast.If) and ast.unparse(n.test) == ast.unparse(ast.parse(guard, mode="eval").body)
            for s in region for n in ast.walk(s)):
-        return None  # the fast path is there already; the finding left is the tail's
+        return "the kernel has its full-block path already: this is the masked tail's access"
     spans = _all_deletions(t, calls)
     if spans is None:
-        return None
+        return _POSITIONAL
     unit = _unit(t, fn)
     ind = re.match(r"[ \t]*", t.lines[first - 1]).group(0)
     nl = t.newline
@@ -441,17 +461,19 @@ def _plan_grid(t: _Text, fn: ast.FunctionDef, mask: _Mask, access: ast.Call) -> 
                 dropped=[(kind, c.lineno) for c, kind in calls], form="grid", guard=f"if {guard}:")
 
 
-def _plan_loop(t: _Text, fn: ast.FunctionDef, mask: _Mask, loop: ast.For, access: ast.Call) -> Plan | None:
+def _plan_loop(t: _Text, fn: ast.FunctionDef, mask: _Mask, loop: ast.For, access: ast.Call) -> Plan | str:
     defs = max(loop.body.index(s) for s in mask.stmts)
     calls = _drops(loop.body[defs + 1:], mask)
-    if not calls or not any(c is access for c, _ in calls):
-        return None
+    if isinstance(calls, str):
+        return calls
+    if not any(c is access for c, _ in calls):
+        return "the access is not after the statements that make its mask"
     first, last = loop.lineno, loop.end_lineno
     stop, step = loop.iter.args[1], loop.iter.args[2]
     split = f"{_paren(t, stop)} - {_paren(t, stop)} % {_paren(t, step)}"
     spans = _all_deletions(t, calls)
     if spans is None:
-        return None
+        return _POSITIONAL
     fast = _splice(t, first, last, spans, stop, split)  # range(0, split, BLOCK), no masks
     tail = _splice(t, first, last, [], loop.iter.args[0], split)  # range(split, n, BLOCK), as written
     if not fast[-1].endswith(("\n", "\r")):
