@@ -170,6 +170,8 @@ class Spec:
     autotune: str | None = None  # captured: "chosen" (the autotuner's pick for a key) or "trial"; None otherwise
     # captured: the launches recorded with this compile ({"grid": [...], "args": {name: {"value": v} | {"tensor":
     # {...}}}}, cleaned by `clean_launch`) — what LAUNCH001/LAUNCH002 read. Not part of key(): a launch is no compile.
+    # When the capture kept its distribution, each distinct launch once with its "count" (and "time_us"/"timed" when
+    # the run was timed), the most launched first; `launches` stays the total (it also counts launches not listed).
     launch_records: list[dict[str, Any]] = field(default_factory=list)
     capture_id: str = ""  # captured: captures.identity of the line it came from, what bench results are keyed by
 
@@ -228,7 +230,9 @@ def clean_launch(raw: Any) -> dict[str, Any] | None:
     """A captured `launch` object reduced to what the launch rules read, every field checked (capture files are
     untrusted): a grid of at most 3 non-negative ints, and per argument a scalar `value` (int, float, bool) or a
     `tensor` with a shape and stride of at most 8 ints, a short dtype name and `align16`. Wrong types are dropped
-    field by field; None when no grid is left."""
+    field by field; None when no grid is left. A record of a launch distribution keeps its `count` (a non-negative
+    int) and, when timed, `time_us` (a finite non-negative number) with `timed` (how many launches it is the median
+    of)."""
     if not isinstance(raw, dict):
         return None
     grid = raw.get("grid")
@@ -257,7 +261,34 @@ def clean_launch(raw: Any) -> dict[str, Any] | None:
                 tensor["align16"] = t["align16"]
             if tensor:
                 args[name] = {"tensor": tensor}
-    return {"grid": list(grid), "args": args}
+    out: dict[str, Any] = {"grid": list(grid), "args": args}
+    count = raw.get("count")
+    if _launch_int(count) and count >= 0:
+        out["count"] = count
+        t, timed = raw.get("time_us"), raw.get("timed")
+        if (isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t < 1e12 and _launch_int(timed)
+                and timed > 0):
+            out["time_us"], out["timed"] = float(t), timed
+    return out
+
+
+def merge_launch_records(*groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Launch records of one compile from several captures as one list: the same launch (grid and args) once, its
+    counts added; the most launched first (records without a count keep their order, after counted ones of more
+    launches); at most MAX_LAUNCH_RECORDS."""
+    merged: dict[str, dict[str, Any]] = {}
+    for rec in (r for group in groups for r in group):
+        key = json.dumps([rec.get("grid"), rec.get("args")], sort_keys=True, default=repr)
+        kept = merged.get(key)
+        if kept is None:
+            merged[key] = dict(rec)
+        elif "count" in rec and "count" in kept:
+            kept["count"] += rec["count"]
+            if rec.get("timed"):
+                n = kept.get("timed", 0) + rec["timed"]
+                kept["time_us"] = (kept.get("time_us", 0.0) * kept.get("timed", 0) + rec["time_us"] * rec["timed"]) / n
+                kept["timed"] = n
+    return sorted(merged.values(), key=lambda r: -r.get("count", 0))[:MAX_LAUNCH_RECORDS]
 
 
 # ---------------------------------------------------------------- compile output

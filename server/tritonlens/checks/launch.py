@@ -7,6 +7,12 @@ LAUNCH001 reads the kernel's AST: a load/store mask `offs < bound` (through loca
 the block and the bound are evaluated with the spec's constexprs and the launch's scalar values — a value that is not
 known keeps the rule silent. LAUNCH002 divides the grid by the SMs and the programs each SM holds at once (RES002's
 occupancy estimate).
+
+Both judge the launches that run: when the capture kept its launch distribution (each distinct launch with its
+count), a finding says how many of the spec's counted launches it holds in, shows the most launched of the affected
+launches, and when only rare launches are affected (under RARE_SHARE of the counted launches: a test's edge shape,
+a validation launch) it is one step milder than the rule's default (a warning becomes an info, an info a hint) and
+says so. Without counts (an older capture) every recorded launch weighs the same, as the message says.
 """
 from __future__ import annotations
 
@@ -22,6 +28,8 @@ from .resources import occupancy
 
 _ACCESS_MASK_POS = {"load": 1, "store": 2}  # tl.load(ptr, mask, ...), tl.store(ptr, value, mask, ...)
 _DEPTH = 8
+RARE_SHARE = 0.10  # affected launches below this share of the spec's counted launches: a milder finding
+_MILDER = {"error": "warning", "warning": "info", "info": "hint", "hint": "hint"}
 
 
 # ---------------------------------------------------------------- the kernel's masks
@@ -318,21 +326,78 @@ def masked_lane_waste(ctx):
     if not launches or not ctx.source:
         return
     threshold = ctx.settings.masked_lane_threshold
+    counted = counted_launches(ctx, launches)
     for masks in _mask_groups(ctx).values():
         first = masks[0]
         results = []
         for launch in launches:
             got = _idle(first, _env(ctx, launch), launch["grid"])
             if got is not None:
-                results.append(got)
-        over = [r for r in results if r.idle >= threshold]
+                results.append((launch, got))
+        over = [lr for lr in results if lr[1].idle >= threshold]
         if not over:
             continue
-        worst = max(over, key=lambda r: r.idle)
-        yield _lane_finding(ctx, masks, worst, len(over), len(results), threshold)
+        weight = _Weight.of(over, len(results), counted)
+        # the launch shown: the most launched of those affected when counts are known, else the worst
+        worst = max(over, key=lambda lr: (lr[0].get("count", 0) if counted else 0, lr[1].idle))[1]
+        yield _lane_finding(ctx, masks, worst, weight, threshold)
 
 
-def _lane_finding(ctx, masks: list[_Mask], worst: _Idle, n_over: int, n_all: int, threshold: float):
+@dataclass
+class _Weight:
+    """How many launches a finding holds in: `shapes` of the `recorded` distinct launches judged; with counts,
+    `affected` of the spec's `counted` launches."""
+
+    shapes: int
+    recorded: int
+    affected: int | None = None
+    counted: int | None = None
+
+    @classmethod
+    def of(cls, over: list[tuple[dict[str, Any], Any]], recorded: int, counted: int | None) -> "_Weight":
+        if counted is None:
+            return cls(len(over), recorded)
+        return cls(len(over), recorded, sum(launch.get("count", 0) for launch, _ in over), counted)
+
+    @property
+    def rare(self) -> bool:
+        return self.counted is not None and self.affected is not None and self.affected < RARE_SHARE * self.counted
+
+    def text(self) -> str:
+        if self.counted is None:
+            return f"in {self.shapes} of {self.recorded} captured {'launch' if self.recorded == 1 else 'launches'}"
+        of = f"{self.counted:,} counted launch{'' if self.counted == 1 else 'es'}"
+        if self.shapes == 1:
+            out = f"in {self.affected:,} of {of}"
+        else:
+            share = self.affected / self.counted if self.counted else 0.0
+            pct = "<1%" if 0 < share < 0.01 else f"{share:.0%}"
+            out = f"in {self.shapes} launch shapes, {pct} of {of}"
+        if self.rare:
+            out += (f" (rare: under {RARE_SHARE:.0%} of this spec's launches, so milder than the rule's default; "
+                    f"the launches that run most are not affected)")
+        return out
+
+    def severity(self, default: str) -> str:
+        return _MILDER[default] if self.rare else ""
+
+    def data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"launches_over": self.shapes, "launches": self.recorded}
+        if self.counted is not None:
+            out.update(count_over=self.affected, counted=self.counted, rare=self.rare)
+        return out
+
+
+def counted_launches(ctx, launches: list[dict[str, Any]]) -> int | None:
+    """The spec's counted launches when the capture kept its distribution (every record has a count): its total
+    (launches of shapes not listed included); None for an older capture, whose records weigh the same."""
+    if not launches or not all("count" in r for r in launches):
+        return None
+    total = max(int(ctx.spec.launches or 0), sum(r["count"] for r in launches))
+    return total or None
+
+
+def _lane_finding(ctx, masks: list[_Mask], worst: _Idle, weight: _Weight, threshold: float):
     first = masks[0]
     node = first.compare
     span = Span(node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
@@ -366,22 +431,18 @@ def _lane_finding(ctx, masks: list[_Mask], worst: _Idle, n_over: int, n_all: int
     if first.lanes.kind == "block":
         fix += (f"; an elementwise kernel over contiguous rows can index rows × {bound_text} as one flat range, "
                 f"idling only its last block")
-    count = _launch_count(n_over, n_all)
     mask_lines = sorted({m.compare.lineno for m in masks})
-    message = f"{head}, {count} — {fix}"
+    message = f"{head}, {weight.text()} — {fix}"
     if len(mask_lines) > 1:
         message += f"; same mask on lines {', '.join(map(str, mask_lines))}"
     data = {"idle": round(worst.idle, 4), "bound": worst.bound, "block": worst.block, "lanes": worst.lanes,
-            "useful": worst.useful, "kind": first.lanes.kind, "launches_over": n_over, "launches": n_all,
+            "useful": worst.useful, "kind": first.lanes.kind, **weight.data(),
             "accesses": accesses, "mask_lines": mask_lines, "threshold": threshold,
             "merge_key": f"LAUNCH001:{worst.bound}/{worst.lanes}"}
-    return finding(ctx, span, "LAUNCH001", message, data=data)
+    return finding(ctx, span, "LAUNCH001", message, severity=weight.severity("warning"), data=data)
 
 
 # ---------------------------------------------------------------- LAUNCH002
-def _launch_count(n: int, of: int) -> str:
-    return f"in {n} of {of} captured {'launch' if of == 1 else 'launches'}"
-
 
 def sm_count(ctx) -> tuple[int, str] | None:
     """(SMs, the GPU they are of) for the spec's target: the setting, the local GPU's driver, else the GPU the check
@@ -418,6 +479,7 @@ def grid_underfill(ctx):
     resident = occ["blocks"]
     capacity = n_sms * resident
     threshold = ctx.settings.grid_fill_threshold
+    counted = counted_launches(ctx, launches)
     fills = []
     for launch in launches:
         programs = 1
@@ -426,15 +488,16 @@ def grid_underfill(ctx):
         if programs <= 0:
             continue
         if programs < n_sms:
-            fills.append(_Fill(programs, programs / n_sms, 1, programs / capacity))
+            fills.append((launch, _Fill(programs, programs / n_sms, 1, programs / capacity)))
         elif programs > capacity:
             waves = -(-programs // capacity)
             last = programs - (waves - 1) * capacity
-            fills.append(_Fill(programs, programs / (waves * capacity), waves, last / capacity))
-    over = [f for f in fills if f.fill < threshold]
+            fills.append((launch, _Fill(programs, programs / (waves * capacity), waves, last / capacity)))
+    over = [lf for lf in fills if lf[1].fill < threshold]
     if not over:
         return
-    worst = min(over, key=lambda f: f.fill)
+    weight = _Weight.of(over, len(fills), counted)
+    worst = max(over, key=lambda lf: (lf[0].get("count", 0) if counted else 0, -lf[1].fill))[1]
     per_sm = f"{n_sms} {unit}s × {resident} per {unit}, limited by {occ['limiter']}"
     if worst.waves == 1:
         idle = n_sms - worst.programs
@@ -448,10 +511,9 @@ def grid_underfill(ctx):
                 f"{worst.last:.0%} full — {1 - worst.fill:.0%} of the program slots over {worst.waves} waves idle")
         fix = (f"a grid that is a multiple of {capacity}, a block size that changes the count, or a persistent kernel "
                f"that loops over the work with {capacity} programs")
-    count = _launch_count(len(over), len(fills))
-    message = f"{head}, {count} — {fix}"
+    message = f"{head}, {weight.text()} — {fix}"
     data = {"programs": worst.programs, "sms": n_sms, "resident": resident, "capacity": capacity,
             "waves": worst.waves, "fill": round(worst.fill, 4), "last_wave": round(worst.last, 4),
-            "launches_over": len(over), "launches": len(fills), "threshold": threshold, "gpu": ctx.gpu.key,
+            **weight.data(), "threshold": threshold, "gpu": ctx.gpu.key,
             "merge_key": f"LAUNCH002:{worst.programs}/{capacity}"}
-    yield finding(ctx, def_span(ctx), "LAUNCH002", message, data=data)
+    yield finding(ctx, def_span(ctx), "LAUNCH002", message, severity=weight.severity("info"), data=data)

@@ -94,11 +94,46 @@ def _valid(obj: Any) -> str | None:
     if keys is not None and (not isinstance(keys, list) or len(keys) > 4096 or any(_bad_value(k) for k in keys)):
         return "field 'autotune_keys' is not a bounded list"
     launch = obj.get("launch")
-    if launch is not None and not (isinstance(launch, dict) and isinstance(launch.get("args", {}), dict)
-                                   and isinstance(launch.get("grid", []), list)
-                                   and all(isinstance(g, int) and not isinstance(g, bool) and 0 <= g < _MAX_INT
-                                           for g in launch.get("grid", []))):
+    if launch is not None and _bad_launch(launch):
         return "field 'launch' must hold a grid of integers and an args object"
+    counts = obj.get("launch_counts")
+    if counts is not None:
+        if not isinstance(counts, list) or len(counts) > MAX_LAUNCH_COUNTS:
+            return f"field 'launch_counts' is not a list of at most {MAX_LAUNCH_COUNTS}"
+        for item in counts:
+            why = _bad_count(item)
+            if why:
+                return f"field 'launch_counts': {why}"
+    return None
+
+
+MAX_LAUNCH_COUNTS = 64  # distinct launches a line may list (the writer lists 16)
+_MAX_DISTINCT = 1024  # distinct launches folded per compile; launches of further ones count as "other"
+
+
+def _bad_launch(launch: Any) -> bool:
+    return not (isinstance(launch, dict) and isinstance(launch.get("args", {}), dict)
+                and isinstance(launch.get("grid", []), list) and len(launch.get("grid", [])) <= 3
+                and all(isinstance(g, int) and not isinstance(g, bool) and 0 <= g < _MAX_INT
+                        for g in launch.get("grid", [])))
+
+
+def _count_int(value: Any, limit: int = _MAX_INT) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < limit
+
+
+def _bad_count(item: Any) -> str | None:
+    """One entry of `launch_counts`: {"launch": {...}, "count": n} and, when the run was timed, "time_us" (a finite
+    non-negative number) and "timed" (how many launches it is the median of)."""
+    if not isinstance(item, dict) or _bad_launch(item.get("launch")) or not _count_int(item.get("count")):
+        return "an entry must hold a launch (grid and args) and a non-negative integer count"
+    t = item.get("time_us")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < 1e12):
+        return "time_us is not a finite non-negative number"
+    if item.get("timed") is not None and not _count_int(item["timed"], 1 << 20):
+        return "timed is not a small non-negative integer"
+    if (t is None) != (item.get("timed") is None):
+        return "time_us and timed go together"
     return None
 
 
@@ -129,9 +164,16 @@ def fold_captures(caps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     (`"record": "summary"`) the capturing processes wrote at exit; without any (a version-1 file, a process that
     died first) 1 when the line came with a launch and was no autotuner trial, else 0 — a lower bound; and
     `autotune`: "chosen" when the autotuner picked this config for some key (`autotune_keys` lists them), "trial"
-    when it only benchmarked it, None for a kernel that is not autotuned."""
+    when it only benchmarked it, None for a kernel that is not autotuned.
+
+    When the summary lines carry `launch_counts` (distinct launches with their counts, see gpu/capture.py), the
+    fold has `launch_counts` too: each distinct launch once, its counts summed over the lines, the most launched
+    first (ties: first seen first), with `time_us` and `timed` where the run was timed (`time_us`: the medians of
+    the lines, weighed by their `timed`); and `launch` is the most launched of them — the launch a replay should
+    make. Without them `launch` is the first launch of the compile, as before."""
     out: dict[str, dict[str, Any]] = {}
     counted: dict[str, int] = {}
+    shapes: dict[str, dict[str, dict[str, Any]]] = {}  # identity -> canonical launch JSON -> folded entry
     for cap in caps:
         ident = identity(cap)
         summary = cap.get("record") == "summary"
@@ -140,10 +182,13 @@ def fold_captures(caps: list[dict[str, Any]]) -> list[dict[str, Any]]:
             first = out[ident] = dict(cap)
             first.pop("record", None)
             first.pop("launches", None)
+            first.pop("launch_counts", None)
             first["autotune_keys"] = []
             first["autotune"] = None
         if isinstance(cap.get("launches"), int):  # count lines, or captures folded already (folding is idempotent)
             counted[ident] = counted.get(ident, 0) + cap["launches"]
+        for item in cap.get("launch_counts") or ():
+            _add_count(shapes.setdefault(ident, {}), item)
         if not summary and "launch" not in first and "launch" in cap:
             first["launch"] = cap["launch"]
         role = cap.get("autotune")
@@ -155,7 +200,31 @@ def fold_captures(caps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for ident, first in out.items():
         fallback = int("launch" in first and first["autotune"] != "trial")
         first["launches"] = counted.get(ident, fallback)
+        if shapes.get(ident):
+            ranked = sorted(shapes[ident].values(), key=lambda e: -e["count"])[:MAX_LAUNCH_COUNTS]
+            first["launch_counts"] = [_folded_count(e) for e in ranked]
+            first["launch"] = ranked[0]["launch"]
     return list(out.values())
+
+
+def _add_count(into: dict[str, dict[str, Any]], item: dict[str, Any]) -> None:
+    key = json.dumps(item["launch"], sort_keys=True, default=str)
+    entry = into.get(key)
+    if entry is None:
+        if len(into) >= _MAX_DISTINCT:
+            return
+        entry = into[key] = {"launch": item["launch"], "count": 0, "time_sum": 0.0, "timed": 0}
+    entry["count"] += item["count"]
+    if item.get("timed"):
+        entry["time_sum"] += float(item["time_us"]) * item["timed"]
+        entry["timed"] += item["timed"]
+
+
+def _folded_count(entry: dict[str, Any]) -> dict[str, Any]:
+    out = {"launch": entry["launch"], "count": entry["count"]}
+    if entry["timed"]:
+        out.update(time_us=round(entry["time_sum"] / entry["timed"], 3), timed=entry["timed"])
+    return out
 
 
 def capture_root(file: str, workspace_root: str) -> str:

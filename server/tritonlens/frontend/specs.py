@@ -19,7 +19,7 @@ from .captures import identity as capture_identity
 from ..device import config_eval
 from .hints import OPTION_NAMES, HintValue, parse_value
 from .launches import Choices, LaunchSite
-from ..model import MAX_LAUNCH_RECORDS, Finding, KernelInfo, Param, Spec, Target, clean_launch
+from ..model import Finding, KernelInfo, Param, Spec, Target, clean_launch, merge_launch_records
 
 TRITON_DEFAULT_OPTIONS = {"cuda": {"num_warps": 4, "num_stages": 3}, "hip": {"num_warps": 4, "num_stages": 2}}
 ASSUMED = "assumed (torch launch)"
@@ -393,9 +393,21 @@ def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any
                           origins={k: "capture" for k in list(sig) + list(options)}, label=f"capture {n}",
                           missing=missing, launches=_count(cap.get("launches")),
                           autotune=cap.get("autotune") if cap.get("autotune") in ("chosen", "trial") else None,
-                          launch_records=[r for r in [clean_launch(cap.get("launch"))] if r is not None],
+                          launch_records=capture_launch_records(cap),
                           capture_id=capture_identity(cap)))
     return specs, findings
+
+
+def capture_launch_records(cap: dict[str, Any]) -> list[dict[str, Any]]:
+    """The launches of a folded capture as Spec.launch_records: its distribution (`launch_counts`: each distinct launch
+    with its count, the most launched first) when the capture kept one, else its one recorded launch (no count)."""
+    counts = cap.get("launch_counts")
+    if isinstance(counts, list) and counts:
+        records = [clean_launch({**item["launch"], "count": item.get("count"), "time_us": item.get("time_us"),
+                                 "timed": item.get("timed")})
+                   for item in counts if isinstance(item, dict) and isinstance(item.get("launch"), dict)]
+        return merge_launch_records([r for r in records if r is not None and "count" in r])
+    return [r for r in [clean_launch(cap.get("launch"))] if r is not None]
 
 
 # The dtype names triton's `serialize_specialization_data` writes for a `tl.dtype` constexpr (str(dtype)), and that
@@ -494,7 +506,7 @@ def _dedupe(specs: list[Spec]) -> list[Spec]:
         else:
             kept = seen[k]
             kept.launches += s.launches
-            kept.launch_records = (kept.launch_records + s.launch_records)[:MAX_LAUNCH_RECORDS]
+            kept.launch_records = merge_launch_records(kept.launch_records, s.launch_records)
             if s.autotune == "chosen" or kept.autotune is None:
                 kept.autotune = s.autotune or kept.autotune
     return out

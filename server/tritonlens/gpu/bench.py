@@ -8,6 +8,14 @@ read or written once: a lower bound of the traffic), achieved bandwidth and its 
 the capture counted and their total time. Results are appended to `.tritonlens/bench.jsonl` with the GPU's name
 and clocks.
 
+Which launch: when the capture kept its launch distribution, the most launched distinct launch of each spec is the
+one replayed and shown (with its count), and up to MAX_SHAPES distinct launches — the most launched, until they cover
+COVER of the spec's counted launches — are timed: the spec's captured time is Σ count × time over those (`covered`
+says how many launches that is). When `capture --time` recorded the real run's time of the replayed launch, the
+table adds "real µs" and "replay/real", and a line says how many specs agree within AGREEMENT. The two differ in
+what they include: the replay is L2-cold and alone on the GPU; the real time is the run's own (warm caches,
+neighbours, and on an idle GPU the launch's submission: see capture.LaunchTimer).
+
 Replays run in a child process per file; a replay that faults (an illegal address poisons the CUDA context) ends
 that child, is reported, and the next spec goes on in a fresh one.
 
@@ -32,6 +40,9 @@ from ..report.cost import bench_file, fmt_bytes, fmt_us, launch_bytes, static_fl
 
 EXIT_OK, EXIT_ERROR = 0, 2
 DEFAULT_PER_KERNEL = 12
+MAX_SHAPES = 3  # distinct launches timed per spec
+COVER = 0.9  # ... until they cover this share of its counted launches
+AGREEMENT = 0.15  # replay and real run agree when within this of each other
 METHOD = "triton.testing.do_bench: warm-up 25 ms, median of 100 ms of runs, L2 flushed before each run (L2 cold)"
 
 
@@ -44,6 +55,11 @@ class BenchResult:
     grid: list[int] = field(default_factory=list)
     bytes: int = 0  # what the launch's tensors hold
     launches: int = 0  # launches the capture counted
+    count: int | None = None  # launches of the replayed (most launched) launch; None: the capture did not say
+    real_us: float | None = None  # the real run's time of that launch (capture --time), median of `real_timed`
+    real_timed: int = 0
+    # each distinct launch timed: {"grid", "count", "bytes", "time_us" (replay), "real_us", "error"}, the replayed first
+    shapes: list[dict[str, Any]] = field(default_factory=list)
     time_us: float | None = None  # measured median
     floor_us: float | None = None  # static: bytes / peak bandwidth
     gpu: dict[str, Any] = field(default_factory=dict)
@@ -63,11 +79,37 @@ class BenchResult:
 
     @property
     def total_us(self) -> float | None:
-        return self.time_us * max(self.launches, 1) if self.time_us is not None else None
+        """The spec's captured time: Σ count × time over the distinct launches timed, when the capture counted them;
+        else time × its launches (one when it counted none)."""
+        if self.time_us is None:
+            return None
+        if self.count is not None:
+            return sum(sh["count"] * t for sh, t in self._timed_shapes())
+        return self.time_us * max(self.launches, 1)
+
+    @property
+    def covered(self) -> int | None:
+        """Launches of the distinct launches that were timed (what total_us covers), when counted."""
+        if self.count is None or self.time_us is None:
+            return None
+        return sum(sh["count"] for sh, _ in self._timed_shapes())
+
+    def _timed_shapes(self) -> list[tuple[dict[str, Any], float]]:
+        out = []
+        for i, sh in enumerate(self.shapes or [{"count": self.count}]):
+            t = sh.get("time_us", self.time_us if i == 0 else None)
+            if t is not None:
+                out.append((sh, t))
+        return out
+
+    @property
+    def replay_vs_real(self) -> float | None:
+        return self.time_us / self.real_us if self.time_us is not None and self.real_us else None
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out.update(version=1, bandwidth=self.bandwidth, pct_of_peak=self.pct_of_peak, total_us=self.total_us)
+        out.update(version=1, bandwidth=self.bandwidth, pct_of_peak=self.pct_of_peak, total_us=self.total_us,
+                   covered=self.covered, replay_vs_real=self.replay_vs_real)
         return out
 
 
@@ -87,6 +129,27 @@ class Job:
     kernel: str
     capture: dict[str, Any]
     label: str
+    shapes: list[dict[str, Any]] = field(default_factory=list)  # the distinct launches to time (replay_shapes)
+
+    def __post_init__(self) -> None:
+        self.shapes = self.shapes or replay_shapes(self.capture)
+
+
+def replay_shapes(capture: dict[str, Any]) -> list[dict[str, Any]]:
+    """The distinct launches of a capture to time, the most launched first: from its `launch_counts` as many as cover
+    COVER of its counted launches, at most MAX_SHAPES; without a distribution its one launch, uncounted."""
+    counts = [c for c in capture.get("launch_counts") or () if isinstance(c, dict) and isinstance(c.get("launch"),
+                                                                                                 dict)]
+    if not counts:
+        return [{"launch": capture.get("launch") or {}}]
+    total = max(int(capture.get("launches") or 0), sum(int(c.get("count") or 0) for c in counts))
+    out, covered = [], 0
+    for c in counts[:MAX_SHAPES]:
+        out.append(c)
+        covered += int(c.get("count") or 0)
+        if covered >= COVER * total:
+            break
+    return out
 
 
 def select(paths: Iterable[str], kernel: str | None, root: str, captures_file: str | None, every: bool,
@@ -156,31 +219,42 @@ def _child_env() -> dict[str, str]:
 
 
 def run_on_gpu(jobs: list[Job], root: str, timeout: float, progress=None) -> list[BenchResult]:
+    """Replay each job's distinct launches (Job.shapes), file by file; the first one's time is the spec's."""
     gpu = local_gpu()
     results = [_result(j, gpu, measured=False) for j in jobs]
-    by_file: dict[str, list[int]] = {}
+    by_file: dict[str, list[tuple[int, int]]] = {}  # path -> (job, shape) replays
     for i, j in enumerate(jobs):
-        by_file.setdefault(j.path, []).append(i)
-    for path, idx in by_file.items():
-        pending = list(idx)
+        by_file.setdefault(j.path, []).extend((i, k) for k in range(len(j.shapes)))
+    for path, units in by_file.items():
+        pending = list(units)
         while pending:
-            done = _replay_batch(path, [jobs[i] for i in pending], root, timeout)
-            for k, out in done.items():
-                r = results[pending[k]]
-                if "time_us" in out:
-                    r.time_us, r.measured = out["time_us"], True
-                else:
-                    r.error = out.get("error", "the replay failed")
-                if progress:
-                    progress(r)
+            batch = [Job(jobs[i].path, jobs[i].kernel, {**jobs[i].capture, "launch": jobs[i].shapes[k]["launch"]},
+                         jobs[i].label) for i, k in pending]
+            done = _replay_batch(path, batch, root, timeout)
+            for n, out in done.items():
+                _take(results, pending[n], out, progress)
             finished = max(done) + 1 if done else 1  # a child that died before any answer: the first one faulted
             if not done:
-                r = results[pending[0]]
-                r.error = r.error or "the replay process died before answering (a fault or a crash of the driver)"
-                if progress:
-                    progress(r)
+                _take(results, pending[0], {"error": "the replay process died before answering (a fault or a crash "
+                                                     "of the driver)"}, progress)
             pending = pending[finished:]
     return results
+
+
+def _take(results: list[BenchResult], unit: tuple[int, int], out: dict[str, Any], progress) -> None:
+    r, k = results[unit[0]], unit[1]
+    shape = r.shapes[k]
+    if "time_us" in out:
+        shape["time_us"] = out["time_us"]
+    else:
+        shape["error"] = out.get("error", "the replay failed")
+    if k == 0:
+        if "time_us" in out:
+            r.time_us, r.measured, r.method = out["time_us"], True, METHOD
+        else:
+            r.error = shape["error"]
+        if progress:
+            progress(r)
 
 
 def _replay_batch(path: str, jobs: list[Job], root: str, timeout: float) -> dict[int, dict[str, Any]]:
@@ -233,11 +307,20 @@ def local_gpu() -> dict[str, Any]:
 
 
 def _result(job: Job, gpu: dict[str, Any], measured: bool) -> BenchResult:
-    launch = job.capture.get("launch") or {}
+    """The result of a job before any time: the replayed launch (the most launched) and the real run's time of it."""
+    shapes = []
+    for sh in job.shapes:
+        launch = sh.get("launch") or {}
+        shapes.append({"grid": [int(g) for g in launch.get("grid", [])], "count": sh.get("count"),
+                       "bytes": launch_bytes({"launch": launch}), "real_us": sh.get("time_us"),
+                       "real_timed": int(sh.get("timed") or 0)})
+    top = shapes[0]
+    counted = all(isinstance(sh["count"], int) for sh in shapes)
     return BenchResult(path=job.path, kernel=job.kernel, identity=identity(job.capture), label=job.label,
-                       grid=[int(g) for g in launch.get("grid", [])], bytes=launch_bytes(job.capture),
-                       launches=int(job.capture.get("launches") or 0), gpu=gpu, measured=measured,
-                       method=METHOD if measured else "")
+                       grid=top["grid"], bytes=top["bytes"], launches=int(job.capture.get("launches") or 0),
+                       count=top["count"] if counted else None, real_us=top["real_us"],
+                       real_timed=top["real_timed"], shapes=shapes if counted else [top], gpu=gpu,
+                       measured=measured, method=METHOD if measured else "")
 
 
 def static_results(jobs: list[Job], target: str, gpu_name: str | None) -> list[BenchResult]:
@@ -275,25 +358,51 @@ def render(results: list[BenchResult]) -> str:
             + (f", SM clock {g['clock_mhz']} MHz" if g.get("clock_mhz") else "") + ")")
     lines = [head + (f" — {METHOD}" if measured else
                      " — virtual GPU: static floors, nothing measured (no GPU here)")]
+    real = measured and any(r.real_us for r in results)
     rows = [("kernel", "spec", "grid", "bytes", "time" if measured else "floor", "% HBM peak", "launches",
-             "total")]
+             "total") + (("real µs", "replay/real") if real else ())]
     for r in sorted(results, key=lambda r: -(r.total_us or r.floor_us or 0)):
         if r.error:
             rows.append((r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes), "FAILED: " + r.error,
-                         "", str(r.launches), ""))
+                         "", _launches_text(r), "") + (("", "") if real else ()))
             continue
         t = r.time_us if r.measured else r.floor_us
-        rows.append((r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes),
-                     fmt_us(t) if r.measured else "≥ " + fmt_us(t),
-                     f"{r.pct_of_peak:.0f}%" if r.pct_of_peak is not None else "-", str(r.launches),
-                     fmt_us(r.total_us) if r.measured else "-"))
+        total = "-"
+        if r.measured:
+            total = fmt_us(r.total_us)
+            if r.covered is not None and r.covered < r.launches:
+                total += f" ({r.covered:,} of {r.launches:,} launches timed)"
+        row = (r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes),
+               fmt_us(t) if r.measured else "≥ " + fmt_us(t),
+               f"{r.pct_of_peak:.0f}%" if r.pct_of_peak is not None else "-", _launches_text(r), total)
+        if real:
+            ratio = r.replay_vs_real
+            row += (f"{r.real_us:.2f}" if r.real_us else "-", f"{ratio:.2f}" if ratio is not None else "-")
+        rows.append(row)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     if measured:
         ok = sum(1 for r in results if r.measured)
         lines.append(f"{ok} of {len(results)} specs replayed, {sum(1 for r in results if r.error)} failed")
+    if real:
+        lines.append(agreement(results))
     return "\n".join(lines)
+
+
+def _launches_text(r: BenchResult) -> str:
+    """`20,000 of 20,001`: the replayed launch's count of the spec's; the spec's count alone when not counted."""
+    if r.count is not None and r.count != r.launches:
+        return f"{r.count:,} of {r.launches:,}"
+    return f"{r.launches:,}"
+
+
+def agreement(results: list[BenchResult]) -> str:
+    """`agreement: N of M specs within 15%`: replay against the real run's time, over the specs that have both."""
+    both = [r.replay_vs_real for r in results if r.measured and r.replay_vs_real is not None]
+    close = sum(1 for x in both if abs(x - 1.0) <= AGREEMENT)
+    return (f"agreement: {close} of {len(both)} specs within {AGREEMENT:.0%} of the real run's time "
+            f"(replay L2-cold and alone; real: the captured run's own launches, capture --time)")
 
 
 # ---------------------------------------------------------------- CLI

@@ -14,6 +14,14 @@ any sitecustomize it shadows. The same switch works for programs started another
 Hook used: triton >= 3.4 `triton.knobs.runtime.jit_post_compile_hook` (chained with any hook already set);
 older triton `JITFunction.compiled_hook` / `cache_hook`. The launch is seen by wrapping `JITFunction.run`.
 The file is locked while written (several processes may capture at once) and holds JSON only.
+
+Every counted launch (no autotuner trial, no warmup) is also tallied by what it launched — grid, scalar values,
+tensor shapes/strides/dtypes/alignment, as `describe_launch` gives them — per compile: the summary lines carry
+`"launch_counts": [{"launch": {...}, "count": n}, ...]`, the most-launched distinct launches since the last flush
+(at most MAX_LAUNCH_SHAPES; `launches` minus their counts launched in shapes not listed). A launch costs one tuple
+key and a dict lookup; the description is made once per distinct launch (see bench/capture_overhead.py).
+
+With `--time` (TRITONLENS_CAPTURE_TIME=1, on a GPU) the real launches are timed too; see `LaunchTimer`.
 """
 from __future__ import annotations
 
@@ -40,7 +48,11 @@ ENV_PACKAGE_ROOT = "TRITONLENS_PACKAGE_ROOT"
 ENV_NO_GPU = "TRITONLENS_CAPTURE_NO_GPU"  # a target (cuda:90): record launches without a GPU, for that target
 ENV_INTERPRET = "TRITONLENS_CAPTURE_INTERPRET"  # with ENV_NO_GPU: run the kernels in Triton's interpreter
 ENV_TALLY = "TRITONLENS_CAPTURE_TALLY"  # optional file: one line per new compile this run's processes wrote
+ENV_TIME = "TRITONLENS_CAPTURE_TIME"  # "1": time a few real launches of each distinct launch (LaunchTimer)
 VERSION = 2
+MAX_LAUNCH_SHAPES = 16  # distinct launches a summary line lists per compile, the most launched first
+_MAX_TRACKED = 64  # distinct launches tallied per compile between flushes; launches of further ones count as "other"
+TIMED_PER_LAUNCH = 5  # launches timed per distinct launch with --time (the median is written)
 # Launch counts are written this often, at exit and on SIGTERM; a compile's first launch and each new autotuner choice
 # are written at once, so that a run killed outright (SIGKILL) still says what launched and what the autotuner chose.
 FLUSH_EVERY_S = 10.0
@@ -176,6 +188,47 @@ def describe_launch(arg_names: list[str], args: tuple, kwargs: dict[str, Any], g
     return {"grid": grid_list, "args": out}
 
 
+_TENSOR_TYPES: set[type] = set()  # types seen to be tensors (data_ptr, shape, stride, dtype): the fast path
+
+
+def _arg_key(v: Any) -> Any:
+    """What `describe_launch` records of one argument, as a hashable value, made without building the description:
+    this runs on every launch (a torch tensor: its shape, strides, dtype and 16-byte alignment, ~1 µs)."""
+    t = type(v)
+    if t is int or v is None:
+        return v
+    if t in _TENSOR_TYPES:
+        return (v.shape, v.stride(), v.dtype, not v.data_ptr() & 15)
+    if t is float or t is bool or t is str:
+        return (t.__name__, v)
+    if hasattr(v, "data_ptr") and hasattr(v, "shape"):
+        try:
+            key = (tuple(v.shape), tuple(v.stride()), v.dtype, not v.data_ptr() & 15)
+            hash(key)
+        except Exception:  # noqa: BLE001 — an exotic tensor type: described as "unknown"
+            return (t.__name__,)
+        if t.__module__.startswith("torch"):
+            _TENSOR_TYPES.add(t)
+        return key
+    if t is tuple or t is list:
+        return tuple(map(_arg_key, v))
+    jv = _jsonable(v)
+    return (t.__name__, json.dumps(jv) if isinstance(jv, list) else jv)
+
+
+def launch_key(grid: Any, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
+    """A hashable key equal for two launches that `describe_launch` describes alike (grid, scalars, tensor geometry);
+    None when the grid is unknown. It may still be unhashable (a grid of lists): the caller's lookup says so."""
+    if grid is None:
+        return None
+    tensors = _TENSOR_TYPES
+    parts = [(v.shape, v.stride(), v.dtype, not v.data_ptr() & 15) if type(v) in tensors
+             else v if type(v) is int else _arg_key(v) for v in args]  # the common cases inline: one call fewer each
+    if kwargs:
+        parts.append(tuple([(k, _arg_key(v)) for k, v in kwargs.items()]))
+    return (tuple(grid) if type(grid) is list else grid, *parts)
+
+
 # ---------------------------------------------------------------- the file
 @contextlib.contextmanager
 def _locked(f) -> Iterator[None]:
@@ -289,6 +342,7 @@ class _Hook:
         self._counts: dict[str, dict[str, Any]] = {}  # identity -> the identity fields, launches, chosen keys
         self._counts_lock = threading.Lock()
         self._last_flush = time.monotonic()
+        self.timer: LaunchTimer | None = None  # set by install() with --time
         import triton
 
         self.triton_version = getattr(triton, "__version__", "?")
@@ -434,21 +488,35 @@ class _Hook:
         return trial
 
     # ------------------------------------------------ launches
-    def count_launch(self, ident: str | None) -> None:
-        """One launch of the compile `ident`, outside the autotuner's benchmark."""
-        role, key = self.autotune_role()
+    def count_launch(self, ident: str | None, launch: tuple | None = None, key: tuple | None = None) -> None:
+        """One launch of the compile `ident`, outside the autotuner's benchmark. `launch` is (arg_names, args,
+        kwargs, grid), what `describe_launch` takes; `key` its launch_key when already made."""
+        role, tune_key = self.autotune_role()
         if ident is None or role in ("trial", "unknown"):
             return
+        if key is None and launch is not None:
+            key = launch_key(launch[3], launch[1], launch[2])
         with self._counts_lock:
             entry = self._counts.get(ident)
             if entry is None:
                 return
             entry["launches"] += 1
+            if key is not None:
+                try:
+                    slot = entry["dist"].get(key)
+                except TypeError:  # an unhashable grid: counted, not described
+                    slot, key = None, None
+                if slot is not None:
+                    slot[0] += 1
+                elif key is not None and len(entry["dist"]) < _MAX_TRACKED and launch is not None:
+                    described = describe_launch(*launch)
+                    if described is not None:
+                        entry["dist"][key] = [1, described]
             news = not entry["written"]  # its first launch, or a choice of the autotuner not written yet
             if role == "chosen":
                 news = news or not entry["chosen_written"]
                 entry["chosen"] = entry["chosen_written"] = True
-                jkey = _jsonable(list(key)) if key is not None else None
+                jkey = _jsonable(list(tune_key)) if tune_key is not None else None
                 if jkey is not None and jkey not in entry["all_keys"]:
                     entry["all_keys"].append(jkey)
                     entry["keys"].append(jkey)
@@ -463,17 +531,22 @@ class _Hook:
         with self._counts_lock:
             if ident not in self._counts:
                 # launches, chosen, keys: since the last flush; written, chosen_written, all_keys: ever
+                # dist: launch_key -> [count, describe_launch(...)] since the last flush
                 self._counts[ident] = {"rec": {k: rec.get(k) for k in IDENTITY_FIELDS}, "launches": 0, "keys": [],
                                        "chosen": False, "no_gpu": bool(rec.get("no_gpu")), "written": False,
-                                       "chosen_written": False, "all_keys": []}
+                                       "chosen_written": False, "all_keys": [], "dist": {}}
 
-    def flush(self) -> None:
-        """Write what launched since the last flush: one summary line per compile (readers sum them)."""
+    def flush(self, final: bool = False) -> None:
+        """Write what launched since the last flush: one summary line per compile (readers sum them), with the
+        distinct launches it made and, with --time, the real launches' times read so far (`final`: at exit, waiting
+        for the last timed launches to end)."""
+        timed = self.timer.collect(final) if self.timer is not None else {}
         with self._counts_lock:
             self._last_flush = time.monotonic()
             out = []
-            for entry in self._counts.values():
-                if not entry["launches"] and not entry["chosen"]:
+            for ident, entry in self._counts.items():
+                times = timed.pop(ident, {})
+                if not entry["launches"] and not entry["chosen"] and not times:
                     continue
                 rec = {"version": VERSION, "record": "summary", **entry["rec"], "triton_version": self.triton_version,
                        "launches": entry["launches"], "autotune": "chosen" if entry["chosen"] else None}
@@ -483,8 +556,11 @@ class _Hook:
                     rec["no_gpu"] = True
                     if self.gpu:
                         rec["gpu"] = self.gpu
+                counts = _launch_counts(entry["dist"], times)
+                if counts:
+                    rec["launch_counts"] = counts
                 out.append(rec)
-                entry.update(launches=0, chosen=False, keys=[])
+                entry.update(launches=0, chosen=False, keys=[], dist={})
         try:
             self.writer.append_records(out)
         except Exception as exc:  # noqa: BLE001
@@ -509,6 +585,10 @@ class _Hook:
             elif grid is not None:
                 seen_grid["grid"] = grid
             hook.local.launched = None
+            timing = hook.timer is not None and not warmup
+            if timing:  # what the launch hook needs to key the launch (its grid is known only inside `run`)
+                hook.local.launch_ctx = (args, kwargs, seen_grid)
+                hook.local.launch_key = hook.local.timed = None
             ret = None
             try:
                 ret = run(jit_self, *args, grid=call_grid, warmup=warmup, **kwargs)
@@ -527,10 +607,174 @@ class _Hook:
                         _warn(f"could not record a launch: {type(exc).__name__}: {exc}")
                 if not warmup:
                     known = hook._kernels.get(id(ret)) if ret is not None else None
-                    hook.count_launch(known[1] if known else getattr(hook.local, "launched", None))
+                    ident = known[1] if known else getattr(hook.local, "launched", None)
+                    key = timed = None
+                    if timing:
+                        key, timed = hook.local.launch_key, hook.local.timed
+                        hook.local.launch_ctx = hook.local.launch_key = hook.local.timed = None
+                        hook.local.timing_start = None  # a launch that raised between the two hooks
+                    launch = (jit_self.arg_names, args, kwargs, seen_grid.get("grid"))
+                    hook.count_launch(ident, launch, key)
+                    if timed is not None and ident is not None and key is not None:
+                        hook.timer.add(ident, key, launch, timed)
 
         run_and_capture.__tritonlens_capture__ = True  # type: ignore[attr-defined]
         return run_and_capture
+
+
+def _launch_counts(dist: dict[tuple, list], times: dict[tuple, tuple]) -> list[dict[str, Any]]:
+    """The `launch_counts` of a summary line: the most-launched distinct launches first (at most MAX_LAUNCH_SHAPES,
+    and the timed ones), each with its count and, when timed, its median time and the number of timed launches."""
+    items = {key: {"launch": launch, "count": count} for key, (count, launch) in dist.items()}
+    for key, (launch, us, n) in times.items():
+        item = items.setdefault(key, {"launch": launch, "count": 0})
+        item.update(time_us=round(us, 3), timed=n)
+    ranked = sorted(items.values(), key=lambda x: -x["count"])
+    kept = ranked[:MAX_LAUNCH_SHAPES] + [x for x in ranked[MAX_LAUNCH_SHAPES:] if "timed" in x][:MAX_LAUNCH_SHAPES]
+    while kept and len(json.dumps(kept, default=str)) > MAX_LINE // 4:  # a line readers accept, whatever the args
+        kept.pop()
+    return kept
+
+
+class LaunchTimer:
+    """`capture --time`: the GPU time of real launches, measured in the user's own run.
+
+    For each distinct launch (launch_key: grid, scalars, tensor geometry) its first TIMED_PER_LAUNCH counted launches
+    (no autotuner trial, no warmup, none made while a CUDA graph is being captured) get two CUDA timing events on the
+    current stream — the one Triton launches on: the start recorded by Triton's `launch_enter_hook`, which the
+    launcher calls after binding the arguments and right before its own argument checks and the driver's
+    `cuLaunchKernelEx`, the end by `launch_exit_hook`, right after that call returns. The number written is the median
+    over those launches of the time between the two events on the GPU, in µs. It includes the kernel's run; it also
+    includes the time the GPU waited between the two events when it was idle — the launcher's argument checks and the
+    driver's submission of the launch, a few µs, seen only when nothing was queued before the launch (a program that
+    synchronizes after each launch) — and, with programmatic dependent launch, the overlap with the kernel before.
+    It does not include Triton's Python launch path (binding, cache lookup, grid), nor other streams' work.
+
+    Events are read without waiting: at each flush those whose end has completed are read (cudaEventQuery); at exit the
+    last ones are waited for, event by event. No device-wide synchronize, none per launch; a launch not timed costs a
+    dict lookup."""
+
+    MAX_KEYS = 1024  # distinct launches timed per process
+
+    def __init__(self, hook: "_Hook") -> None:
+        import torch
+
+        self.torch = torch
+        self.hook = hook
+        self._budget: dict[tuple, int] = {}  # launch_key -> launches timed so far
+        self._pending: list[tuple[str, tuple, Any, Any]] = []  # (identity, key, start event, end event)
+        self._samples: dict[tuple[str, tuple], list[float]] = {}
+        self._launches: dict[tuple[str, tuple], dict[str, Any]] = {}
+        self._written: set[tuple[str, tuple]] = set()
+        self._lock = threading.Lock()
+
+    def install(self) -> bool:
+        """Add the launch hooks: to triton.knobs' hook chains (3.4+: ours runs last before the launch and first after
+        it), else chained with CompiledKernel's (3.0-3.3). False when this triton has neither."""
+        try:
+            from triton import knobs
+
+            enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+            if hasattr(enter, "add") and hasattr(leave, "add"):
+                enter.add(self.enter)
+                leave.add(self.exit)
+                return True
+            owner: Any = knobs.runtime
+        except (ImportError, AttributeError):
+            from triton.compiler.compiler import CompiledKernel as owner
+        if not hasattr(owner, "launch_enter_hook"):
+            return False
+        prev_enter, prev_exit = owner.launch_enter_hook, owner.launch_exit_hook
+
+        def enter(md, _prev=prev_enter):
+            if _prev is not None:
+                _prev(md)
+            self.enter(md)
+
+        def leave(md, _prev=prev_exit):
+            self.exit(md)
+            if _prev is not None:
+                _prev(md)
+
+        owner.launch_enter_hook, owner.launch_exit_hook = enter, leave
+        return True
+
+    def enter(self, metadata: Any = None) -> None:
+        local = self.hook.local
+        ctx = getattr(local, "launch_ctx", None)
+        if ctx is None:  # not a launch through JITFunction.run (or already seen): nothing to key it by
+            return
+        local.launch_ctx = None
+        try:
+            args, kwargs, seen = ctx
+            key = local.launch_key = launch_key(seen.get("grid"), args, kwargs)
+            done = self._budget.get(key, 0) if key is not None else TIMED_PER_LAUNCH  # TypeError: unhashable
+            if done >= TIMED_PER_LAUNCH or (not done and len(self._budget) >= self.MAX_KEYS):
+                return
+            if self.hook.autotune_role()[0] in ("trial", "unknown"):
+                return
+            cuda = self.torch.cuda
+            if cuda.is_current_stream_capturing():
+                return
+            start = cuda.Event(enable_timing=True)
+            start.record()
+            self._budget[key] = done + 1
+            local.timing_start = start
+        except Exception as exc:  # noqa: BLE001 — never break the user's launch
+            _warn(f"could not time a launch: {type(exc).__name__}: {exc}")
+
+    def exit(self, metadata: Any = None) -> None:
+        local = self.hook.local
+        start = getattr(local, "timing_start", None)
+        if start is None:
+            return
+        local.timing_start = None
+        try:
+            end = self.torch.cuda.Event(enable_timing=True)
+            end.record()
+            local.timed = (start, end)
+        except Exception as exc:  # noqa: BLE001
+            _warn(f"could not time a launch: {type(exc).__name__}: {exc}")
+
+    def add(self, ident: str, key: tuple, launch: tuple, events: tuple[Any, Any]) -> None:
+        """A timed launch of the compile `ident`; `launch` is what describe_launch takes (made once per key)."""
+        with self._lock:
+            if (ident, key) not in self._launches:
+                described = describe_launch(*launch)
+                if described is None:
+                    return
+                self._launches[(ident, key)] = described
+            self._pending.append((ident, key, *events))
+
+    def collect(self, final: bool = False) -> dict[str, dict[tuple, tuple[dict[str, Any], float, int]]]:
+        """identity -> {launch_key: (launch, median µs, timed launches)} for the distinct launches whose timed
+        launches have all ended (`final`: all of them, waiting for the last), each given once."""
+        import statistics
+
+        with self._lock:
+            pending, self._pending = self._pending, []
+        still = []
+        for ident, key, start, end in pending:
+            try:
+                if not end.query():
+                    if not final:
+                        still.append((ident, key, start, end))
+                        continue
+                    end.synchronize()
+                self._samples.setdefault((ident, key), []).append(start.elapsed_time(end) * 1000.0)
+            except Exception as exc:  # noqa: BLE001 — a context gone at exit: that sample is lost
+                _warn(f"could not read a launch's time: {type(exc).__name__}: {exc}")
+        out: dict[str, dict[tuple, tuple[dict[str, Any], float, int]]] = {}
+        with self._lock:
+            self._pending = still + self._pending
+            waiting = {(i, k) for i, k, _, _ in self._pending}
+            for ik, xs in self._samples.items():
+                if ik in self._written or not xs or ik in waiting:
+                    continue
+                if len(xs) >= TIMED_PER_LAUNCH or final:
+                    out.setdefault(ik[0], {})[ik[1]] = (self._launches[ik], statistics.median(xs), len(xs))
+                    self._written.add(ik)
+        return out
 
 
 def _autotune_key(tuner: Any, args: tuple, kwargs: dict[str, Any]) -> tuple | None:
@@ -568,6 +812,16 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
     hook = _Hook(CaptureWriter(file, os.environ.get(ENV_TALLY) or None), root, dump_dir or os.environ.get(ENV_DUMP) or None, no_gpu_target)
     from triton.runtime.jit import JITFunction
 
+    if os.environ.get(ENV_TIME, "") not in ("", "0") and not no_gpu_target:
+        try:
+            timer = LaunchTimer(hook)
+            if timer.install():
+                hook.timer = timer
+            else:
+                _warn("--time: this triton has no launch hooks; launches are counted, not timed")
+        except Exception as exc:  # noqa: BLE001 — no torch, no CUDA: count without times
+            _warn(f"--time: launches are counted, not timed: {type(exc).__name__}: {exc}")
+
     if no_gpu_target:
         from . import capture_nogpu
 
@@ -581,7 +835,7 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
         wrap_once(Autotuner, "run", hook.wrap_autotune_run)
         wrap_once(Autotuner, "_bench", hook.wrap_trials)
         wrap_once(Autotuner, "warmup", hook.wrap_trials)
-    atexit.register(hook.flush)
+    atexit.register(hook.flush, True)
     _exit_on_sigterm()
     _installed = hook
     return hook
@@ -656,15 +910,18 @@ def install_on_import() -> None:
 
 # ---------------------------------------------------------------- the command
 def child_env(file: str, root: str, dump_dir: str | None = None, base: dict[str, str] | None = None,
-              no_gpu_target: str | None = None, interpret: bool = False, gpu: Any = None) -> dict[str, str]:
+              no_gpu_target: str | None = None, interpret: bool = False, gpu: Any = None,
+              timed: bool = False) -> dict[str, str]:
     """The command's environment. Without a GPU (`no_gpu_target`): the virtual GPU `gpu` (a GpuModel) it answers
-    as, whose query tools (nvidia-smi, ...) come first on its PATH."""
+    as, whose query tools (nvidia-smi, ...) come first on its PATH. `timed`: time real launches (LaunchTimer)."""
     from .capture_nogpu import ENV_GPU
 
     env = dict(os.environ if base is None else base)
     env[ENV_SWITCH] = "1"
-    for key in (ENV_NO_GPU, ENV_INTERPRET, ENV_GPU):
+    for key in (ENV_NO_GPU, ENV_INTERPRET, ENV_GPU, ENV_TIME):
         env.pop(key, None)
+    if timed:
+        env[ENV_TIME] = "1"
     if no_gpu_target:
         env[ENV_NO_GPU] = no_gpu_target
         if gpu is not None:
@@ -701,6 +958,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--interpret", action="store_true",
                    help="with --no-gpu: run the kernels in Triton's interpreter (TRITON_INTERPRET=1), for programs "
                         "whose later launches depend on results")
+    p.add_argument("--time", action="store_true",
+                   help="on a GPU: also record the GPU time of a few real launches of each distinct launch (CUDA "
+                        "events around the driver's launch; what `tritonlens bench` compares its replay with)")
     p.add_argument("--hook-path", action="store_true",
                    help="print the folder to put on PYTHONPATH (with TRITONLENS_CAPTURE=1) and exit")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the command to run")
@@ -728,6 +988,9 @@ def main(argv: list[str] | None = None) -> int:
         print("tritonlens capture: no command given; usage: tritonlens capture -- python train.py ...", file=sys.stderr)
         return 2
     no_gpu_target = gpu = None
+    if args.time and args.no_gpu:
+        print("tritonlens capture: --time measures real launches: it needs a GPU, not --no-gpu", file=sys.stderr)
+        return 2
     if args.no_gpu or args.interpret or args.target or args.gpu:
         if not args.no_gpu:
             print("tritonlens capture: --target, --gpu and --interpret go with --no-gpu", file=sys.stderr)
@@ -747,7 +1010,8 @@ def main(argv: list[str] | None = None) -> int:
     fd, tally = tempfile.mkstemp(prefix="tritonlens-capture-", suffix=".tally")
     os.close(fd)
     try:
-        env = child_env(file, root, args.dump, no_gpu_target=no_gpu_target, interpret=args.interpret, gpu=gpu)
+        env = child_env(file, root, args.dump, no_gpu_target=no_gpu_target, interpret=args.interpret, gpu=gpu,
+                        timed=args.time)
         env[ENV_TALLY] = tally
         code = _run_to_the_end(cmd, env)
         if code is None:

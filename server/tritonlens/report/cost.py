@@ -27,6 +27,8 @@ def tensor_bytes(t: dict[str, Any]) -> int:
 
 
 def launch_bytes(capture: dict[str, Any]) -> int:
+    """Bytes the tensors of a capture's launch hold: its most launched one when it kept its distribution (captures
+    .fold_captures)."""
     args = (capture.get("launch") or {}).get("args") or {}
     return sum(tensor_bytes(a["tensor"]) for a in args.values() if isinstance(a, dict) and isinstance(a.get("tensor"),
                                                                                                        dict))
@@ -89,9 +91,12 @@ def cost_text(spec: Any, measured: dict[str, dict[str, Any]], gpu: virtual_gpu.G
     if rec and isinstance(rec.get("time_us"), (int, float)):
         pct = rec.get("pct_of_peak")
         launches = int(rec.get("launches") or spec.launches or 0)
+        count = rec.get("count")
+        counted = (f" · {count:,} of {launches:,} launches at this shape"
+                   if isinstance(count, int) and count != launches else "")
         return (f"{fmt_us(rec['time_us'])} on {(rec.get('gpu') or {}).get('name', 'the GPU')} (measured, L2 cold)"
                 + (f" · {pct:.0f}% of HBM peak" if isinstance(pct, (int, float)) else "")
-                + (f" · {launches:,} launch{'es' if launches != 1 else ''}" if launches else ""))
+                + (counted or (f" · {launches:,} launch{'es' if launches != 1 else ''}" if launches else "")))
     records = getattr(spec, "launch_records", None) or []
     if gpu is None or not records:
         return ""
@@ -129,12 +134,15 @@ def fmt_bytes(n: Any) -> str:
 
 # ---------------------------------------------------------------- findings weighed by measured time
 def file_time_us(measured: dict[str, dict[str, Any]], rel_path: str) -> float:
-    """The measured GPU time of a file's captured launches: each measured spec's time × its launches (one when the
-    capture counted none)."""
+    """The measured GPU time of a file's captured launches: each measured spec's captured time (see _spec_time)."""
     return sum(_spec_time(rec) for rec in measured.values() if rec.get("path") == rel_path)
 
 
 def _spec_time(rec: dict[str, Any]) -> float:
+    """A measured spec's captured time: bench's `total_us` when the capture counted its distinct launches (Σ count ×
+    time over those it timed), else its time × its launches (one when the capture counted none)."""
+    if rec.get("count") is not None and isinstance(rec.get("total_us"), (int, float)):
+        return float(rec["total_us"])
     return float(rec["time_us"]) * max(int(rec.get("launches") or 0), 1)
 
 
