@@ -167,8 +167,8 @@ def metric_changes(m0: dict[str, Any], m1: dict[str, Any]) -> tuple[list[str], l
             worse.append(text)
 
     num("spill_bytes", "spilled", fmt_bytes)
-    num("registers", "registers", bad_if_up=None)
     num("shared", "shared", fmt_bytes, bad_if_up=None)
+    num("registers", "registers", bad_if_up=None)
     o0, o1 = (m.get("occupancy") or {} for m in (m0, m1))
     if o0.get("occupancy") is not None and o1.get("occupancy") is not None and \
             round(o0["occupancy"], 2) != round(o1["occupancy"], 2):
