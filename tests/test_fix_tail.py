@@ -355,3 +355,38 @@ async def test_the_editor_offers_the_full_block_path_preferred_and_applies_it(cl
     # what is left is the masked tail's (lines 18-20); the fast path (14-16) is clean
     assert sorted((d.code, d.range.start.line + 1) for d in after if str(d.code).startswith("PTX")) == [
         ("PTX001", 18), ("PTX001", 19), ("PTX002", 20)], after
+
+
+def _captured(tmp_path, n: int) -> None:
+    """One captured launch of the example with `n_elements = n` (not a multiple of 16), as `tritonlens capture`
+    records it."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    (tmp_path / ".tritonlens").mkdir(exist_ok=True)
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text(json.dumps({
+        "version": 1, "path": "add.py", "kernel": "add_kernel",
+        "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32",
+                      "BLOCK_SIZE": "constexpr"},
+        "constants": {"BLOCK_SIZE": 1024}, "attrs": {p: {"divisibility": 16} for p in ("x_ptr", "y_ptr", "out_ptr")},
+        "options": {"num_warps": 4, "num_stages": 3}, "target": "cuda:90", "triton_version": "3.6.0",
+        "launch": {"grid": [-(-n // 1024), 1, 1], "args": {"n_elements": {"value": n}}}}) + "\n")
+
+
+@pytest.mark.parametrize("n, share, preferred", [
+    (3001, "the captured launches take it in 2 of 3 programs", True),
+    (1001, "but no captured launch takes the fast path (0 of 1 programs)", False),
+])
+def test_the_captured_launches_say_how_often_the_fast_path_runs(checker, tmp_path, n, share, preferred):
+    """Proven on the captured spec; the title counts the programs of the captured launches that take the fast path,
+    and a fast path no captured launch takes is no preferred fix."""
+    _captured(tmp_path, n)
+    path = tmp_path / "add.py"
+    path.write_text(VECTOR_ADD)
+    (kr,) = checker.check_file(str(path)).kernels
+    assert [cs.spec.label for cs in kr.compiled] == ["capture 1"]
+    f = _finding(kr, "PTX001", 13)
+    (cand,) = fix_tail.candidates(kr, f, VECTOR_ADD)
+    _, fixed, _ = cand.apply(VECTOR_ADD)
+    (new,) = checker.check_file(str(path), fixed).kernels
+    said, traded = cand.outcome(kr, new, f, SETTINGS)
+    assert said.endswith(f"the last block stays masked; {share}"), said
+    assert traded is not preferred

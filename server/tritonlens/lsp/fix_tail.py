@@ -201,6 +201,10 @@ class Plan:
     dropped: list[tuple[str, int]]  # (load|store, old line) of each access whose mask the fast path drops
     form: str  # "grid" | "loop"
     guard: str  # the fast path's condition, as written
+    # How to count the fast path's share of a captured launch: (how, BLOCK's name or value, the bound's name); how is
+    # "blocks" (program i is full when (i + 1) * BLOCK <= bound), "all" (every program or none: BLOCK <= bound) or
+    # "iterations" (n // BLOCK of ceil(n / BLOCK) per program). None when the guard is not that simple.
+    share: tuple[str, str | int, str] | None = None
 
     @property
     def shift(self) -> int:
@@ -396,11 +400,78 @@ def planned(text: str, def_line: int, line: int) -> Plan | str:
     t = _Text(text)
     loop = _loop_form(fn, mask)
     if loop is not None:
-        return _plan_loop(t, fn, mask, loop, access[0])
-    if not all(any(s is b for b in fn.body) for s in mask.stmts):
+        made = _plan_loop(t, fn, mask, loop, access[0])
+    elif not all(any(s is b for b in fn.body) for s in mask.stmts):
         return ("the offsets or the mask are made inside a loop or branch that is not `for start in range(0, "
                 "bound, BLOCK)`")
-    return _plan_grid(t, fn, mask, access[0])
+    else:
+        made = _plan_grid(t, fn, mask, access[0])
+    if isinstance(made, Plan):
+        made.share = _share(mask, assigns, loop is not None)
+    return made
+
+
+def _is_pid0(e: ast.expr, assigns: dict[str, list[ast.AST]]) -> bool:
+    """`tl.program_id(0)` / `tl.program_id(axis=0)`, directly or through a name assigned it once (`.to(...)` kept)."""
+    if isinstance(e, ast.Name):
+        a = _single(assigns, e.id)
+        return a is not None and _is_pid0(a.value, assigns)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "to":
+        return _is_pid0(e.func.value, assigns)
+    if _call_name(e) != "program_id":
+        return False
+    axis = e.args[0] if e.args else next((k.value for k in e.keywords if k.arg == "axis"), None)
+    return isinstance(axis, ast.Constant) and axis.value == 0
+
+
+def _share(mask: _Mask, assigns: dict[str, list[ast.AST]], loop: bool) -> tuple[str, str | int, str] | None:
+    block = mask.block.id if isinstance(mask.block, ast.Name) else mask.block.value \
+        if isinstance(mask.block, ast.Constant) and isinstance(mask.block.value, int) else None
+    if block is None or not isinstance(mask.bound, ast.Name):
+        return None
+    if loop:
+        return "iterations", block, mask.bound.id
+    if mask.start is None:
+        return "all", block, mask.bound.id
+    start = mask.start
+    if isinstance(start, ast.Name) and _single(assigns, start.id) is not None:
+        start = _single(assigns, start.id).value  # block_start = pid * BLOCK
+    if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult):
+        for pid, blk in ((start.left, start.right), (start.right, start.left)):
+            if _same(blk, mask.block) and _is_pid0(pid, assigns):
+                return "blocks", block, mask.bound.id
+    return None
+
+
+def fast_share(p: Plan, specs) -> tuple[int, int, str] | None:
+    """(blocks or iterations that take the fast path, of how many, what they are) over the captured launches of
+    `specs` — what the edit is worth at run time, by the launches the user recorded. None without such launches."""
+    if p.share is None:
+        return None
+    how, block_ref, bound = p.share
+    full = total = 0
+    for spec in specs:
+        block = block_ref if isinstance(block_ref, int) else spec.constants.get(block_ref)
+        for rec in spec.launch_records or []:
+            n = (rec.get("args", {}).get(bound) or {}).get("value")
+            grid = rec.get("grid") or []
+            if not isinstance(block, int) or block <= 0 or not isinstance(n, int) or not grid:
+                continue
+            others = 1
+            for g in grid[1:]:
+                others *= g
+            if how == "blocks":
+                full += min(grid[0], max(0, n // block)) * others
+                total += grid[0] * others
+            elif how == "all":
+                full += grid[0] * others if block <= n else 0
+                total += grid[0] * others
+            else:
+                full += max(0, n // block) * grid[0] * others
+                total += max(0, -(-n // block)) * grid[0] * others
+    if not total:
+        return None
+    return full, total, "iterations" if how == "iterations" else "programs"
 
 
 def _loop_form(fn: ast.FunctionDef, mask: _Mask) -> ast.For | None:
@@ -531,28 +602,39 @@ class TailCandidate:
         p = self.plan
         if any(g.code == f.code and g.line == p.fast.get(f.line) for g in new.findings):
             return None
-        shown = []
+        old_view, new_view = SpecView(old, before, settings), SpecView(new, after, settings)
+
+        def wide(line: int, kind: str) -> bool:
+            bits = _bits(new_view, [p.fast[line]], kind)
+            return bool(bits) and min(bits) >= _FULL_BITS
+
+        if not wide(f.line, _KIND[f.code][0]):
+            return None  # the access this fix is for is not 128-bit on the fast path
+        shown, narrow = [], 0
         for code in sorted(CODES, key=lambda c: c != f.code):  # the finding's own kind first
             kind, noun = _KIND[code]
             lines = [ln for k, ln in p.dropped if (k == "load") == (code == "PTX001")]
-            if not lines:
-                continue
-            was = _bits(SpecView(old, before, settings), lines, kind)
-            now = _bits(SpecView(new, after, settings), [p.fast[ln] for ln in lines], kind)
-            if not now or min(now) < _FULL_BITS:
-                if code == f.code:
-                    return None  # the access this fix is for is not wide on the fast path
-                continue
+            widened = [ln for ln in lines if wide(ln, kind)]
+            narrow += len(lines) - len(widened)
+            was = _bits(old_view, widened, kind)
             if was and min(was) < _FULL_BITS:
-                shown.append(f"{noun} {min(was)} → {min(now)}-bit")
+                shown.append(f"{noun} {min(was)} → {_FULL_BITS}-bit")
         if not shown:
             return None
-        said = (f"{' and '.join(shown)} on the fast path (re-compiled); "
-                f"{'the last block stays masked' if p.form == 'grid' else 'the last iteration stays masked'}")
+        said = f"{' and '.join(shown)} on the fast path (re-compiled)"
+        if narrow:
+            said += (f", {narrow} of the {len(p.dropped)} accesses it unmasks stay narrow for another cause "
+                     f"(their own findings say which)")
+        said += f"; {'the last block stays masked' if p.form == 'grid' else 'the last iteration stays masked'}"
+        share = fast_share(p, [cs.spec for cs in compiled_specs(old)])
+        unused = share is not None and share[0] == 0
+        if share is not None:
+            said += (f"; but no captured launch takes the fast path (0 of {share[1]} {share[2]})" if unused
+                     else f"; the captured launches take it in {share[0]} of {share[1]} {share[2]}")
         worse = _worse(old, new, p)
         if worse:
             said += "; but adds " + ", ".join(f"{c} on line {ln}" for c, ln in worse[:3])
-        return said, bool(worse)
+        return said, bool(worse) or unused
 
 
 def _spec_pair(old: KernelReport, new: KernelReport | None, f: Finding):
