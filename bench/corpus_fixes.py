@@ -4,7 +4,7 @@ For each warning or error of `tritonlens check CORPUS` (the same Checker, captur
 editor would try (lsp.actions.fix_candidates), each re-compiled as the editor does (lsp.actions.prove), in the same
 order and up to the same number per finding. Printed as a Markdown table: where the fix edits (launch / config /
 heuristics / constant / kernel / assumption / pointer-only), what changed, whether anything got worse. Candidates the
-re-compile did not prove are counted, not listed.
+re-compile did not prove are listed as "not proven", with why (the finding still there, and what did change).
 
 With `--time`, on a machine with an NVIDIA GPU, each proven launch, constant, heuristics and config fix is timed on
 the captured launch of the spec it was proven on, before and after its one change (the replay of `tritonlens bench`),
@@ -78,7 +78,7 @@ def fixes_for(checker: Checker, settings: Settings, path: str, text: str, kr, f,
     where = f"{os.path.relpath(path, root)}:{f.line}"
     for cand in cands:
         group = getattr(cand, "group", None)
-        if len(rows) >= limit:
+        if sum(1 for r in rows if "not proven" not in r.edits) >= limit:
             break
         if group is not None and group in groups:
             continue
@@ -88,6 +88,9 @@ def fixes_for(checker: Checker, settings: Settings, path: str, text: str, kr, f,
         took = time.perf_counter() - t0
         if said is None:
             counts["not proven"] += 1
+            why = getattr(cand, "why", "") or f"{f.code} still there, or the edit broke the compile"
+            rows.append(Row(where, f.code, kr.name, f"{edit_place(cand)}, not proven", f"{cand.label} — {why}",
+                            False, took))
             continue
         if group is not None:
             groups.add(group)
@@ -97,7 +100,7 @@ def fixes_for(checker: Checker, settings: Settings, path: str, text: str, kr, f,
             if got is not None:
                 row.before_us, row.after_us = got[0], got[1]
         rows.append(row)
-    return rows or [Row(where, f.code, kr.name, "none", "(no fix proven)" if cands else "(no candidate)", False, 0.0)]
+    return rows or [Row(where, f.code, kr.name, "none", "(no candidate)", False, 0.0)]
 
 
 def _cell(text: str) -> str:
@@ -115,7 +118,7 @@ def render(rows: list[Row], counts: dict[str, int], timed: bool, total_s: float,
             cells += [f"{r.before_us:.1f}" if r.before_us is not None else "",
                       f"{r.after_us:.1f}" if r.after_us is not None else ""]
         out.append("| " + " | ".join(cells) + " |")
-    offered = [r for r in rows if r.edits != "none"]
+    offered = [r for r in rows if r.edits != "none" and "not proven" not in r.edits]
     by_place: dict[str, int] = {}
     for r in offered:
         by_place[r.edits] = by_place.get(r.edits, 0) + 1
@@ -123,7 +126,7 @@ def render(rows: list[Row], counts: dict[str, int], timed: bool, total_s: float,
     out += ["", f"{warnings} warnings/errors; {findings_fixed} with at least one proven fix; {len(offered)} fixes "
             f"offered ({', '.join(f'{k}: {v}' for k, v in sorted(by_place.items())) or 'none'}); "
             f"{sum(r.worse for r in offered)} with a trade in the title; {counts['tried']} candidates re-compiled, "
-            f"{counts['not proven']} not proven; {total_s:.0f} s"]
+            f"{counts['not proven']} not proven (listed as such, with why); {total_s:.0f} s"]
     if timed:
         measured = [r for r in offered if r.before_us and r.after_us]
         if measured:

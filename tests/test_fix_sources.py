@@ -252,3 +252,67 @@ def test_metric_changes_lists_every_metric_and_the_ones_that_got_worse():
     assert changed == ["1.5 KB spilled → 0", "shared 2.0 KB → 4.0 KB", "occupancy 12% → 25%",
                        "ld.global 128 → 32-bit (mean)", "conversions 1 → 3"]
     assert worse == ["ld.global 128 → 32-bit (mean)", "conversions 1 → 3"]
+
+
+# ---------------------------------------------------------------- a module constant read by an autotune Config
+_AUTOTUNED_BODY = '''
+@triton.jit
+def matmul_at(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(tl.float16))
+'''
+
+
+def _autotuned(second_n: str) -> str:
+    """Config 1 reads BLOCK_N from the module constant WIDE_N (256, 5 stages: 240 KB of shared memory on sm_90,
+    over the 227 KB limit); config 2 reads `second_n`."""
+    return ("import triton\nimport triton.language as tl\n\nWIDE_N = 256\n\n\n"
+            "# tritonlens: a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, K=i32%16, stride_am=i32%16, stride_bk=i32%16, "
+            "stride_cm=i32%16\n"
+            "@triton.autotune(configs=[\n"
+            '    triton.Config({"BLOCK_M": 128, "BLOCK_N": WIDE_N, "BLOCK_K": 64}, num_warps=8, num_stages=5),\n'
+            f'    triton.Config({{"BLOCK_M": 128, "BLOCK_N": {second_n}, "BLOCK_K": 64}}, num_warps=4, '
+            'num_stages=3),\n'
+            '], key=["K"])' + _AUTOTUNED_BODY)
+
+
+def test_a_config_block_read_from_a_module_constant_is_halved_in_the_constant(checker, tmp_path):
+    text = _autotuned("128")
+    path = tmp_path / "tuned.py"
+    path.write_text(text)
+    (kr,) = checker.check_file(str(path)).kernels
+    (f,) = [g for g in kr.findings if g.code == "RES001"]
+    cands, _ = actions.fix_candidates(kr, f, text, "RES001", str(tmp_path))
+    (block,) = [c for c in cands if "BLOCK_N 256 → 128" in c.label]
+    assert block.label.endswith(f"BLOCK_N 256 → 128 (sets WIDE_N = 128 on line {_line(text, 'WIDE_N = 256')})")
+    said, traded = actions.prove(checker, Settings(), str(path), text, kr, f, block)
+    assert said.startswith("removes RES001; shared 240.0 KB → ") and not traded, said
+    fixed = _apply(text, block.edits)
+    assert "WIDE_N = 128\n" in fixed and '"BLOCK_N": WIDE_N' in fixed
+    path.write_text(fixed)
+    (kr2,) = checker.check_file(str(path)).kernels
+    assert not [g for g in kr2.findings if g.code == "RES001"]
+
+    # both configs read the constant: the failing Config alone gets the literal
+    shared = _autotuned("WIDE_N // 2")
+    (kr,) = checker.check_file(str(path), shared).kernels
+    (f,) = [g for g in kr.findings if g.code == "RES001"]
+    cands, _ = actions.fix_candidates(kr, f, shared, "RES001", str(tmp_path))
+    (block,) = [c for c in cands if "BLOCK_N 256 → 128" in c.label]
+    assert block.label.endswith("(WIDE_N is read elsewhere too: the Config gets 128)")
+    fixed = _apply(shared, block.edits)
+    assert '"BLOCK_N": 128, "BLOCK_K": 64}, num_warps=8' in fixed and "WIDE_N = 256\n" in fixed

@@ -24,6 +24,7 @@ class ConfigSource:
     options: dict[str, Span] = field(default_factory=dict)  # num_warps / num_stages / ... -> keyword value
     kwargs: dict[str, Span] = field(default_factory=dict)  # constexpr name -> value in the kwargs dict
     values: dict[str, Any] = field(default_factory=dict)  # literal values of those options and kwargs
+    names: dict[str, str] = field(default_factory=dict)  # kwargs whose value is a name (`{"BLOCK_N": BN}`) -> it
 
 
 def config_sources(path: str, text: str, def_line: int) -> list[ConfigSource] | None:
@@ -82,6 +83,8 @@ def config_sources(path: str, text: str, def_line: int) -> list[ConfigSource] | 
                     src.kwargs[key.value] = span(value)
                     if isinstance(value, ast.Constant):
                         src.values[key.value] = value.value
+                    elif isinstance(value, ast.Name):
+                        src.names[key.value] = value.id
         for kw in call.keywords:
             if kw.arg and kw.arg != "kwargs":
                 src.options[kw.arg] = span(kw.value)

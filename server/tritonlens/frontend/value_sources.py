@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from ..source import parse_module
 from .launches import evaluate, is_unknown
@@ -37,6 +38,7 @@ class ValueSource:
     local: str | None = None  # the launch passes this name (`num_warps=num_warps`): a conditional can read it
     helper: str | None = None  # the called function's name, for `helper`
     helper_at: tuple[str, int] | None = None  # (file, line) in the helper that sets the value, when found
+    value: Any = None  # the constant's value, for `constant`
 
     def where(self, root: str | None = None) -> str:
         path = os.path.relpath(self.path, root) if root else os.path.basename(self.path)
@@ -116,9 +118,14 @@ def _walk_statements(body: list[ast.stmt]):
             yield from _walk_statements(handler.body)
 
 
-def _reads_elsewhere(tree: ast.AST, name: str, kernel: str, binding: ast.stmt) -> bool:
-    """Whether `name` is read anywhere but in launch calls of `kernel` (and the statement that binds it)."""
+def _reads_elsewhere(tree: ast.AST, name: str, kernel: str, binding: ast.stmt,
+                     allowed: tuple[int, int] | None = None) -> bool:
+    """Whether `name` is read anywhere but in launch calls of `kernel`, the statement that binds it and the read at
+    `allowed` (1-based line, column: one Config entry)."""
     inside: set[int] = set()
+    if allowed is not None:
+        inside.update(id(n) for n in ast.walk(tree) if isinstance(n, ast.Name)
+                      and (n.lineno, n.col_offset) == allowed)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and _tail(node.func.value) == kernel:
             inside.update(id(n) for n in ast.walk(node))
@@ -179,16 +186,30 @@ def where_set(path: str, text: str, kernel: str, def_line: int, name: str, call_
     return ValueSource("computed", name, path, value.lineno, src.span(value), local, local=local)
 
 
+def config_constant(path: str, text: str, kernel: str, name: str, read_at: tuple[int, int]) -> ValueSource | None:
+    """The module constant `name` that a `triton.Config` entry of `kernel` reads at `read_at` (1-based line, 0-based
+    column): `shared` when anything else reads it (another Config entry, another kernel's launch)."""
+    try:
+        tree = parse_module(text)
+    except (SyntaxError, ValueError):
+        return None
+    bound = _assignments(tree.body, name)
+    if not bound:
+        return None
+    src = _from_binding(path, _Text(text), tree, tree, kernel, name, name, bound, None, read_at)
+    return src if src.kind == "constant" else None
+
+
 def _from_binding(path: str, src: _Text, tree: ast.Module, scope: ast.AST, kernel: str, name: str, local: str,
-                  bound: list[ast.stmt], root: str | None) -> ValueSource:
+                  bound: list[ast.stmt], root: str | None, allowed: tuple[int, int] | None = None) -> ValueSource:
     stmt = bound[-1]
     if len(bound) == 1 and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
             isinstance(stmt.targets[0], ast.Name):
         value = evaluate(stmt.value, {})
         if not is_unknown(value) and isinstance(value, int) and not isinstance(value, bool):
-            shared = _reads_elsewhere(scope, local, kernel.rsplit(".", 1)[-1], stmt)
+            shared = _reads_elsewhere(scope, local, kernel.rsplit(".", 1)[-1], stmt, allowed)
             return ValueSource("constant", name, path, stmt.lineno, src.span(stmt.value), src.segment(stmt.value),
-                               isinstance(stmt.value, ast.Constant), shared=shared, local=local)
+                               isinstance(stmt.value, ast.Constant), shared=shared, local=local, value=value)
     call = stmt.value if isinstance(stmt, ast.Assign) else None
     if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)) and len(bound) == 1:
         helper = _tail(call.func) or ""

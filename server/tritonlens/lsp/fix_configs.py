@@ -1,6 +1,6 @@
 """Quick fixes that edit a kernel's literal `@triton.autotune(configs=[triton.Config(...), ...])`: when a finding holds
-in some configs only, change THOSE configs (num_warps up, num_stages down, a BLOCK kwarg halved) or remove a config
-that can never launch. Like every fix, each candidate is re-compiled on a copy and offered with what that showed
+in some configs only, change THOSE configs (num_warps up, num_stages down, a BLOCK kwarg halved — in the module
+constant the Config reads, `{"BLOCK_N": BN}`, when nothing else reads it) or remove a config that can never launch. Like every fix, each candidate is re-compiled on a copy and offered with what that showed
 ("In config 1 (BLOCK_N=256, num_stages=5): num_stages 5 → 4 — removes RES001; shared 240.0 KB → 192.0 KB").
 Configs built by code (a comprehension, a function) get no fix: there is no literal to edit."""
 from __future__ import annotations
@@ -11,6 +11,7 @@ from lsprotocol import types
 
 from ..frontend.config_spans import ConfigSource, Span, config_sources
 from ..frontend.specs import CONFIG_LABEL
+from ..frontend.value_sources import config_constant
 from ..model import CompiledSpec, Finding, KernelReport
 from ..report.kernel import config_labels
 from ..report.cost import fmt_bytes
@@ -86,11 +87,39 @@ def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[ConfigCandid
         return iter(())
     labels = config_labels([cs.spec for cs in kr.compiled])
     by_index = {cs_i: cs for cs in kr.compiled if (cs_i := config_index(cs)) is not None}
-    return _each(kr, f, sources, sorted(set(held)), labels, by_index)
+    return _each(kr, f, sources, sorted(set(held)), labels, by_index, text)
+
+
+def _block_edit(kr: KernelReport, src: ConfigSource, k: str, v: int, text: str) -> tuple[types.TextEdit, str]:
+    """Halve block kwarg `k` (value `v`) of one Config: in the Config, or in the module constant it reads when nothing
+    else reads that constant. (edit, what the label adds)."""
+    half = str(v // 2)
+    name = src.names.get(k)
+    if name is not None:
+        span = src.kwargs[k]
+        const = config_constant(kr.kernel.path, text, kr.kernel.func_name or kr.name, name, (span[0], span[1]))
+        if const is not None and const.span is not None and not const.shared:
+            return types.TextEdit(range=types.Range(types.Position(const.span[0], const.span[1]),
+                                                    types.Position(const.span[2], const.span[3])), new_text=half), \
+                f" (sets {name} = {half} on line {const.line})"
+        return types.TextEdit(range=_range(span), new_text=half), f" ({name} is read elsewhere too: the Config gets {half})"
+    return types.TextEdit(range=_range(src.kwargs[k]), new_text=half), ""
+
+
+def _block_values(kr: KernelReport, src: ConfigSource, text: str) -> list[tuple[str, int]]:
+    """The Config's BLOCK kwargs with their values, literal or read from a module constant, largest first."""
+    values = dict(src.values)
+    for k, name in src.names.items():
+        span = src.kwargs[k]
+        const = config_constant(kr.kernel.path, text, kr.kernel.func_name or kr.name, name, (span[0], span[1]))
+        if const is not None:
+            values[k] = const.value
+    return sorted(((k, v) for k, v in values.items() if k in src.kwargs and "BLOCK" in k.upper()
+                   and isinstance(v, int) and not isinstance(v, bool) and v >= 32), key=lambda kv: -kv[1])
 
 
 def _each(kr: KernelReport, f: Finding, sources: list[ConfigSource], held: list[int], labels: dict[str, str],
-          by_index: dict[int, CompiledSpec]) -> Iterator[ConfigCandidate]:
+          by_index: dict[int, CompiledSpec], text: str) -> Iterator[ConfigCandidate]:
     for n in held:
         if n > len(sources):
             continue
@@ -99,8 +128,7 @@ def _each(kr: KernelReport, f: Finding, sources: list[ConfigSource], held: list[
         name = f"In config {n} ({_short_label(labels.get(cs.spec.key(), ''))})"
         warps = cs.spec.options.get("num_warps")
         stages = cs.spec.options.get("num_stages")
-        blocks = sorted(((k, v) for k, v in src.values.items() if k in src.kwargs and "BLOCK" in k.upper()
-                         and isinstance(v, int) and v >= 32), key=lambda kv: -kv[1])
+        blocks = _block_values(kr, src, text)
         limiter = f.data.get("limiter")
         if f.code == "SASS001" and isinstance(warps, int) and warps < 16 and \
                 isinstance(src.values.get("num_warps", warps), int):
@@ -113,9 +141,8 @@ def _each(kr: KernelReport, f: Finding, sources: list[ConfigSource], held: list[
                 yield ConfigCandidate(n, f"{name}: num_stages {stages} → {s}", [_set_option(src, "num_stages", s)],
                                       f"{n}:stages", change={"num_stages": s})
         for k, v in blocks[:1] if f.code != "SASS001" else blocks[:2]:
-            yield ConfigCandidate(n, f"{name}: {k} {v} → {v // 2}",
-                                  [types.TextEdit(range=_range(src.kwargs[k]), new_text=str(v // 2))], f"{n}:{k}",
-                                  change={k: v // 2})
+            edit, where = _block_edit(kr, src, k, v, text)
+            yield ConfigCandidate(n, f"{name}: {k} {v} → {v // 2}{where}", [edit], f"{n}:{k}", change={k: v // 2})
         if f.code == "RES001" and len(sources) > 1:
             yield ConfigCandidate(n, f"Remove config {n} ({_short_label(labels.get(cs.spec.key(), ''))})",
                                   [types.TextEdit(range=_range(src.remove), new_text="")], f"{n}:remove",

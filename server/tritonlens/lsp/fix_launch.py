@@ -111,6 +111,7 @@ class LaunchCandidate:
         self.proofs = proofs or [(spec_index, variant)]
         self.group = f"{where}:{option}" if where in ("pointer", "conditional") else f"launch:{option}"
         self._edit = edit
+        self.why = ""  # why the proof failed, when it did
         self.values: dict[str, str] = {}
         self.edits: list[types.TextEdit] = []
         self.new_text = ""
@@ -296,12 +297,15 @@ def outcome_of(old: KernelReport, news: list[tuple[int, KernelReport]], f: Findi
     parts, worse_all = [], []
     for i, new in news:
         after = compiled_specs(new)
-        if len(after) != 1 or any(g.code == "SRC001" for g in new.findings):
-            return None
         before = old.compiled[i]
-        if before.spec.key() in held and any(g.code == f.code for g in after[0].findings):
+        if len(after) != 1 or any(g.code == "SRC001" for g in new.findings):
+            cand.why = f"{_spec_name(before, cand)} no longer compiles"
             return None
         changed, worse = metric_changes(before.metrics, after[0].metrics)
+        if before.spec.key() in held and any(g.code == f.code for g in after[0].findings):
+            cand.why = f"{f.code} still there on {_spec_name(before, cand)}" + (f" ({'; '.join(changed)})"
+                                                                                 if changed else "")
+            return None
         had = {(g.code, g.line) for g in before.findings}
         worse += [f"adds {c} on line {ln}" for c, ln in sorted({(g.code, g.line) for g in after[0].findings
                                                                 if g.severity in ("warning", "error")
