@@ -14,6 +14,8 @@ from tritonlens.lsp.fix_configs import _apply, metric_changes
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 
+from test_lsp_fixes import _BODY
+
 # Two row-long accumulators over a loop stepping by BLOCK: 16384 fp32 elements (x2) over 128 threads spill; 8192 do
 # not. BLOCK is not a whole-row block (the loop steps by it), so halving it is a fix.
 _KERNEL = '''
@@ -255,26 +257,7 @@ def test_metric_changes_lists_every_metric_and_the_ones_that_got_worse():
 
 
 # ---------------------------------------------------------------- a module constant read by an autotune Config
-_AUTOTUNED_BODY = '''
-@triton.jit
-def matmul_at(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
-              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        a = tl.load(a_ptrs)
-        b = tl.load(b_ptrs)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K * stride_bk
-    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(tl.float16))
-'''
+# the autotuned matmul of the editor's config-fix tests
 
 
 def _autotuned(second_n: str) -> str:
@@ -287,7 +270,7 @@ def _autotuned(second_n: str) -> str:
             '    triton.Config({"BLOCK_M": 128, "BLOCK_N": WIDE_N, "BLOCK_K": 64}, num_warps=8, num_stages=5),\n'
             f'    triton.Config({{"BLOCK_M": 128, "BLOCK_N": {second_n}, "BLOCK_K": 64}}, num_warps=4, '
             'num_stages=3),\n'
-            '], key=["K"])' + _AUTOTUNED_BODY)
+            '], key=["K"])' + _BODY)
 
 
 def test_a_config_block_read_from_a_module_constant_is_halved_in_the_constant(checker, tmp_path):
