@@ -14,16 +14,19 @@ BLOCK)`, every name it depends on is assigned once (so the guard sees the values
 for nothing but the `mask=` of loads and stores — there it is dropped (with `other=`: on a full block no lane reads
 it); a mask combined with another condition, used in `tl.where` or a sum, or any doubt gives no candidate. The edit
 replaces only the lines of the statements it duplicates, re-indented by the body's own unit. Whether it helps is the
-re-compile's to say (`TailCandidate.outcome`): the fast path's accesses must come out 128-bit.
+re-compile's to say (`TailCandidate.outcome`): the finding's access must come out 128-bit on the fast path; with
+captured launches the title counts the programs (or iterations) that take it, and one none takes is not preferred.
 
-Also `tl.multiple_of(bound, 16)`, only where every captured launch of the kernel passed a bound that is a multiple of
-16 — the title says so, since the kernel then assumes it of every future launch.
+No `tl.multiple_of(n, 16)` / `tl.assume(n % 16 == 0)` edit is offered: on a scalar argument neither changes Triton
+3.6's compile (the mask stays unaligned, measured on examples/bad/vector_add_unaligned.py), and the one form that does
+(`n = n // 16 * 16`) drops elements on any launch where it is false. What a launch guarantees is a specialization:
+a capture records it, a hint states it ("Tell tritonlens: …").
 """
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from lsprotocol import types
