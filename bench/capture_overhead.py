@@ -12,6 +12,10 @@ file's writes at exit are outside the loop). Rows:
 - with `--gpu`, on a GPU machine: the bare program (no capture), `capture`, and `capture --time` (CUDA events
   around a few launches of each distinct launch); the difference to the bare row is the capture's cost per launch.
 
+Under capture the program also times the one-shape loop with the launch distribution's bookkeeping (a key per launch,
+capture.launch_key, and its count) on and off, in 20 interleaved rounds (the "A/B" column, min of the rounds): on a
+shared machine this difference is steadier than two separate runs.
+
 Tensors are small (1024 elements) so that the launch path, not the kernel, is what is timed. Not a test: on a shared
 machine times vary by 10-20 %; compare rows of one run (the minimum over --repeat runs is printed).
 """
@@ -57,7 +61,28 @@ for i in range(N):
 if device == "cuda":
     torch.cuda.synchronize()
 eight = (time.perf_counter() - t) / N * 1e6
-print("RESULT " + json.dumps({{"one_shape_us": one, "eight_shapes_us": eight}}))
+result = {{"one_shape_us": one, "eight_shapes_us": eight}}
+from tritonlens.gpu import capture
+hook = capture._installed
+if hook is not None:  # the same loop with the distribution's bookkeeping on and off, rounds interleaved
+    counting = hook.count_launch
+    def count_only(ident, launch=None, key=None):
+        return counting(ident)
+    best = {{"on": [], "off": []}}
+    for _ in range(20):
+        for mode in ("on", "off"):
+            hook.count_launch = counting if mode == "on" else count_only
+            if device == "cuda":
+                torch.cuda.synchronize()
+            t = time.perf_counter()
+            for _ in range(max(N // 20, 1)):
+                launch(*same)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            best[mode].append((time.perf_counter() - t) / max(N // 20, 1) * 1e6)
+    hook.count_launch = counting
+    result["dist_on_us"], result["dist_off_us"] = min(best["on"]), min(best["off"])
+print("RESULT " + json.dumps(result))
 '''
 
 
@@ -85,14 +110,18 @@ def main() -> int:
             rows += [("bare program (no capture)", []),
                      ("capture", capture + ["--output", os.path.join(tmp, "b.jsonl"), "--"]),
                      ("capture --time", capture + ["--time", "--output", os.path.join(tmp, "c.jsonl"), "--"])]
-        print(f"| run | µs per launch, one shape | µs per launch, 8 shapes in turn |  ({args.launches} launches, "
-              f"min of {args.repeat})")
-        print("|---|---|---|")
+        print(f"| run | µs per launch, one shape | µs per launch, 8 shapes in turn | distribution on / off (A/B) |"
+              f"  ({args.launches} launches, min of {args.repeat})")
+        print("|---|---|---|---|")
         for name, prefix in rows:
             results = [run(prefix + [sys.executable, prog], tmp) for _ in range(args.repeat)]
             one = min(r["one_shape_us"] for r in results)
             eight = min(r["eight_shapes_us"] for r in results)
-            print(f"| {name} | {one:.2f} | {eight:.2f} |", flush=True)
+            ab = "-"
+            if "dist_on_us" in results[0]:
+                on, off = min(r["dist_on_us"] for r in results), min(r["dist_off_us"] for r in results)
+                ab = f"{on:.2f} / {off:.2f} (+{on - off:.2f})"
+            print(f"| {name} | {one:.2f} | {eight:.2f} | {ab} |", flush=True)
     return 0
 
 

@@ -240,6 +240,20 @@ def test_launch_keys_tell_apart_what_a_description_tells_apart():
     assert key(None, (x,), {}) is None
 
 
+def test_a_summary_line_lists_the_most_launched_shapes_and_every_timed_one():
+    dist = {("k", n): [n, {"grid": [n], "args": {}}] for n in range(1, 21)}  # 20 distinct launches, n launched n times
+    times = {("k", 1): ({"grid": [1], "args": {}}, 2.5, 1), ("k", 99): ({"grid": [99], "args": {}}, 1.0, 5)}
+    listed = capture._launch_counts(dist, times)
+    assert [x["launch"]["grid"][0] for x in listed] == list(range(20, 4, -1)) + [1, 99]  # 16 most launched, then timed
+    assert listed[-2] == {"launch": {"grid": [1], "args": {}}, "count": 1, "time_us": 2.5, "timed": 1}
+    assert listed[-1]["count"] == 0  # timed in an earlier window: a time, no launches since the last line
+
+
+def test_time_needs_a_gpu(capsys):
+    assert capture.main(["--no-gpu", "--time", "--", sys.executable, "-c", "pass"]) == 2
+    assert "--time measures real launches: it needs a GPU" in capsys.readouterr().err
+
+
 def test_bench_replays_the_most_launched_and_sums_count_times_time(captured):
     caps, _ = load_captures(str(captured), str(captured / "rows.py"))
     cap = next(c for c in caps if c["kernel"] == "row_scale")

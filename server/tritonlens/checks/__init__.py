@@ -25,8 +25,9 @@ class CheckContext:
 
     @property
     def launches(self) -> list[dict]:
-        """The captured launches of this spec (grid and argument values), validated again: a spec may come back
-        from a cache or a worker."""
+        """The captured launches of this spec (grid and argument values; with the launch distribution each distinct
+        launch once, with its `count`, the most launched first), validated again: a spec may come back from a cache
+        or a worker."""
         from ..model import MAX_LAUNCH_RECORDS, clean_launch
 
         records = self.spec.launch_records if isinstance(self.spec.launch_records, list) else []
