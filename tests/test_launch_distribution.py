@@ -249,6 +249,98 @@ def test_a_summary_line_lists_the_most_launched_shapes_and_every_timed_one():
     assert listed[-1]["count"] == 0  # timed in an earlier window: a time, no launches since the last line
 
 
+class _StandInEvents:
+    """What `torch.cuda` gives the launch timer — timing events — made on the CPU: there is no GPU here. An event's
+    time is the number of events recorded before it (in ms), and it completes only when `done` says so (or it is
+    waited for), as a GPU's would when its kernel ends."""
+
+    def __init__(self):
+        self.recorded = 0
+        self.done = False
+        self.cuda = self
+
+    def is_current_stream_capturing(self):
+        return False
+
+    def Event(self, enable_timing=False):  # noqa: N802 — torch.cuda.Event
+        outer = self
+
+        class Event:
+            def record(self):
+                outer.recorded += 1
+                self.at, self.waited = outer.recorded, False
+
+            def query(self):
+                return outer.done
+
+            def synchronize(self):
+                self.waited = True
+
+            def elapsed_time(self, end):
+                assert end.query() or end.waited, "read before it completed"
+                return float(end.at - self.at)
+
+        return Event()
+
+
+def test_the_timer_times_a_few_launches_per_shape_and_writes_their_median(tmp_path):
+    """capture --time's bookkeeping, run through the hook's launch wrapper and Triton's own launch-hook chains
+    (triton.knobs), with a stand-in for the launcher (it calls the chains as Triton's C launcher does) and for CUDA's
+    events: no GPU here. The GPU test below times real launches."""
+    from triton import knobs
+
+    hook = capture._Hook(capture.CaptureWriter(str(tmp_path / "c.jsonl")), str(tmp_path), None)
+    events = _StandInEvents()
+    timer = hook.timer = capture.LaunchTimer(hook)
+    timer.torch = events
+    assert timer.install()
+    rec = {"version": 2, "path": "k.py", "kernel": "k", "signature": {"x": "*fp32", "n": "i32"}, "constants": {},
+           "attrs": {}, "options": {}, "target": "cuda:90"}
+    hook.note_compile(rec)
+    kernel = object()
+    hook._kernels[id(kernel)] = (kernel, capture.identity(rec))
+    between = []
+
+    def launcher(jit_self, *args, grid, warmup, **kwargs):  # Triton's run: the grid, then the hooks around the launch
+        grid = grid({"n": args[1]}) if callable(grid) else grid
+        knobs.runtime.launch_enter_hook({"name": "k"})
+        between.append(events.recorded)
+        knobs.runtime.launch_exit_hook({"name": "k"})
+        return kernel
+
+    class Jit:
+        arg_names = ["x", "n"]
+
+    run = hook.wrap_run(launcher)
+    try:
+        x = torch.rand(64)
+        for n in (64,) * 8 + (32,):
+            run(Jit(), x, n, grid=lambda meta: (meta["n"] // 32,), warmup=False)
+        hook.flush()  # nothing has completed yet: counts, no times
+        events.done = True
+        hook.flush()  # the 5 timed launches of n=64 have ended: their median
+        events.done = False
+        hook.flush(final=True)  # at exit: the n=32 launch is waited for
+    finally:
+        knobs.runtime.launch_enter_hook.remove(timer.enter)
+        knobs.runtime.launch_exit_hook.remove(timer.exit)
+    assert events.recorded == 2 * (capture.TIMED_PER_LAUNCH + 1)  # 5 launches of one shape and 1 of the other
+    assert between[:5] == [1, 3, 5, 7, 9] and between[5:8] == [10, 10, 10]  # untimed launches record nothing
+    lines = [json.loads(ln) for ln in (tmp_path / "c.jsonl").read_text().splitlines()]
+    news, first, second, last = lines  # a compile's first launch is written at once
+    assert [(c["launch"]["grid"], c["count"]) for c in news["launch_counts"]] == [([2], 1)]
+    assert [(c["launch"]["grid"], c["count"], c.get("timed")) for c in first["launch_counts"]] == \
+        [([2], 7, None), ([1], 1, None)]
+    assert second["launches"] == 0 and second["launch_counts"] == [
+        {"launch": first["launch_counts"][0]["launch"], "count": 0, "time_us": 1000.0, "timed": 5}]
+    assert [(c["launch"]["grid"], c["count"], c["time_us"], c["timed"]) for c in last["launch_counts"]] == \
+        [([1], 0, 1000.0, 1)]
+    (tmp_path / "k.py").write_text("")
+    (cap,) = load_captures(str(tmp_path), None, str(tmp_path / "c.jsonl"))[0]
+    assert [(c["launch"]["grid"], c["count"], c["time_us"], c["timed"]) for c in cap["launch_counts"]] == \
+        [([2], 8, 1000.0, 5), ([1], 1, 1000.0, 1)]
+
+
 def test_time_needs_a_gpu(capsys):
     assert capture.main(["--no-gpu", "--time", "--", sys.executable, "-c", "pass"]) == 2
     assert "--time measures real launches: it needs a GPU" in capsys.readouterr().err

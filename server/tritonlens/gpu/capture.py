@@ -715,8 +715,12 @@ class LaunchTimer:
         local.launch_ctx = None
         try:
             args, kwargs, seen = ctx
-            key = local.launch_key = launch_key(seen.get("grid"), args, kwargs)
-            done = self._budget.get(key, 0) if key is not None else TIMED_PER_LAUNCH  # TypeError: unhashable
+            key = launch_key(seen.get("grid"), args, kwargs)
+            try:
+                done = self._budget.get(key, 0) if key is not None else TIMED_PER_LAUNCH
+            except TypeError:  # an unhashable grid: counted (not described), never timed
+                return
+            local.launch_key = key
             if done >= TIMED_PER_LAUNCH or (not done and len(self._budget) >= self.MAX_KEYS):
                 return
             if self.hook.autotune_role()[0] in ("trial", "unknown"):
