@@ -253,8 +253,8 @@ WHY_NOT = {
     "mask counted in a sum": "is used on line 11 for more than a load's or store's mask",
     "mask combined with a second condition": "not a single `offs < bound`",
     "mask extended at the access": "not a single `offs < bound`",
-    "bound changed after the mask": "`n`, which the mask depends on, is assigned more than once",
-    "mask made under a branch": "the mask `mask` is assigned more than once",
+    "bound changed after the mask": "`n`, which the mask depends on, is assigned again on line 10",
+    "mask made under a branch": "`mask` is bound on line 10 in a way this does not follow",
     "offsets not a block of a range": "compares an expression, not an offsets variable",
 }
 
@@ -269,6 +269,57 @@ def test_no_fix_where_dropping_the_mask_is_not_sound(case):
     store = next(i for i, ln in enumerate(text.splitlines(), 1) if "tl.store" in ln)
     assert fix_tail.plan(text, 6, load) is None and fix_tail.plan(text, 6, store) is None
     assert WHY_NOT[case] in fix_tail.planned(text, 6, load)
+
+
+# Two passes over a row reuse the names `mask` and `idx` (Liger's multi-block softmax): each loop's mask is the one
+# made in its own body, so each loop can be split.
+TWO_PASSES = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def two_passes(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        m = tl.float32(-float("inf"))
+        for start in tl.range(0, n_cols, BLOCK):
+            idx = start + offs
+            mask = idx < n_cols
+            m = tl.maximum(m, tl.max(tl.load(x_ptr + row * n_cols + idx, mask=mask, other=-float("inf")), axis=0))
+        for start in tl.range(0, n_cols, BLOCK):
+            idx = start + offs
+            mask = idx < n_cols
+            x = tl.load(x_ptr + row * n_cols + idx, mask=mask, other=0.0)
+            tl.store(y_ptr + row * n_cols + idx, x - m, mask=mask)
+    ''')
+
+
+def test_names_reused_by_two_loops_are_read_per_loop():
+    p = fix_tail.plan(TWO_PASSES, 6, 17)
+    assert p is not None and p.form == "loop" and (p.first, p.last) == (14, 18), p
+    (_,), fixed = fix_tail.apply_plan(TWO_PASSES, p)
+    assert fixed.splitlines()[13:23] == [
+        "    for start in tl.range(0, n_cols - n_cols % BLOCK, BLOCK):",
+        "        idx = start + offs",
+        "        mask = idx < n_cols",
+        "        x = tl.load(x_ptr + row * n_cols + idx)",
+        "        tl.store(y_ptr + row * n_cols + idx, x - m)",
+        "    for start in tl.range(n_cols - n_cols % BLOCK, n_cols, BLOCK):",
+        "        idx = start + offs",
+        "        mask = idx < n_cols",
+        "        x = tl.load(x_ptr + row * n_cols + idx, mask=mask, other=0.0)",
+        "        tl.store(y_ptr + row * n_cols + idx, x - m, mask=mask)"]
+    assert fix_tail.plan(TWO_PASSES, 6, 13) is not None  # the first loop too
+    # `offs` made again inside the second loop, after the mask read it: the guard's view of it is not the mask's
+    moved = TWO_PASSES.replace("        tl.store(y_ptr", "        offs = offs + 1\n        tl.store(y_ptr")
+    assert fix_tail.plan(moved, 6, 17) is None
+    # a mask read before it is made in the loop's body is the previous iteration's
+    made_late = "        idx = start + offs\n        mask = idx < n_cols\n"
+    load = "        x = tl.load(x_ptr + row * n_cols + idx, mask=mask, other=0.0)\n"
+    carried = TWO_PASSES[::-1].replace((made_late + load)[::-1], (load + made_late)[::-1], 1)[::-1]
+    assert carried != TWO_PASSES
+    assert "`mask` is bound later in the loop" in fix_tail.planned(carried, 6, 15), fix_tail.planned(carried, 6, 15)
 
 
 def test_no_fix_for_a_two_dimensional_mask():

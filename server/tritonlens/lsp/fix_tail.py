@@ -65,26 +65,6 @@ def _mask_arg(call: ast.Call, kind: str) -> ast.expr | None:
     return call.args[i] if len(call.args) > i else None
 
 
-def _assigned(fn: ast.FunctionDef) -> dict[str, list[ast.AST]]:
-    """Every binding of each name in the function: assignments, augmented ones, loop targets, walrus, with."""
-    out: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(fn):
-        targets: list[ast.AST] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
-            targets = [node.target]
-        elif isinstance(node, (ast.For, ast.comprehension)):
-            targets = [node.target]
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            targets = [node.optional_vars]
-        for t in targets:
-            for n in ast.walk(t):
-                if isinstance(n, ast.Name):
-                    out.setdefault(n.id, []).append(node)
-    return out
-
-
 def _names(expr: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
@@ -104,40 +84,32 @@ class _Mask:
     block: ast.expr
     bound: ast.expr
     stmts: list[ast.stmt]  # the statements that define offs (and the mask)
+    watched: set[str]  # the names its value depends on, which must not change before the guard reads them
 
 
-def _single(assigns: dict[str, list[ast.AST]], name: str) -> ast.Assign | None:
-    nodes = assigns.get(name, [])
-    if len(nodes) != 1 or not isinstance(nodes[0], ast.Assign):
-        return None
-    a = nodes[0]
-    if len(a.targets) != 1 or not isinstance(a.targets[0], ast.Name):
-        return None
-    return a
-
-
-def _loop_var(assigns: dict[str, list[ast.AST]], name: str) -> bool:
-    """Bound once, as the target of a `for` (the block loop's start: `_loop_form` checks which loop)."""
-    nodes = assigns.get(name, [])
-    return len(nodes) == 1 and isinstance(nodes[0], ast.For) and isinstance(nodes[0].target, ast.Name)
-
-
-def _offs_parts(value: ast.expr) -> tuple[ast.expr | None, ast.expr] | None:
-    """(start, block) of `start + tl.arange(0, block)` (either order) or of `tl.arange(0, block)`."""
-    def arange_block(e: ast.expr) -> ast.expr | None:
+def _offs_parts(value: ast.expr, reaching) -> tuple[ast.expr | None, ast.expr, str | None] | None:
+    """(start, block, the name holding the arange if any) of `start + tl.arange(0, block)` (either order, the
+    arange maybe through a name: `idx = start + offs` with `offs = tl.arange(0, BLOCK)`) or of `tl.arange(0, block)`."""
+    def arange_block(e: ast.expr) -> tuple[ast.expr, str | None] | None:
+        name = None
+        if isinstance(e, ast.Name):
+            d = reaching(e.id)
+            if not isinstance(d, ast.Assign):
+                return None
+            name, e = e.id, d.value
         if _call_name(e) == "arange" and len(e.args) == 2 and not e.keywords \
                 and isinstance(e.args[0], ast.Constant) and e.args[0].value == 0:
-            return e.args[1]
+            return e.args[1], name
         return None
 
-    block = arange_block(value)
-    if block is not None:
-        return None, block
+    got = arange_block(value)
+    if got is not None and got[1] is None:
+        return None, got[0], None
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
         for start, other in ((value.left, value.right), (value.right, value.left)):
-            block = arange_block(other)
-            if block is not None and not any(_call_name(n) == "arange" for n in ast.walk(start)):
-                return start, block
+            got = arange_block(other)
+            if got is not None and not any(_call_name(n) == "arange" for n in ast.walk(start)):
+                return start, got[0], got[1]
     return None
 
 
@@ -154,15 +126,77 @@ def _as_compare(expr: ast.expr) -> tuple[ast.expr, ast.expr] | None:
 _PURE_CALLS = ("program_id", "num_programs", "cdiv")  # calls the guard may evaluate again: same value each time
 
 
-def _read_mask(expr: ast.expr, assigns: dict[str, list[ast.AST]], params: set[str]) -> _Mask | str:
+def _bound_in(node: ast.AST) -> set[str]:
+    """Names a statement binds anywhere inside it (assignments, loop targets, walrus, with)."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        targets: list[ast.AST] = []
+        if isinstance(n, ast.Assign):
+            targets = n.targets
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.comprehension)):
+            targets = [n.target]
+        elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+            targets = [n.optional_vars]
+        out.update(x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name))
+    return out
+
+
+class _Scope:
+    """Which binding of a name reaches a point of the kernel: the nearest statement before it, in its own block or
+    an enclosing one — followed only where that is certain (no binding later in an enclosing loop's body, which a
+    later iteration would see)."""
+
+    def __init__(self, fn: ast.FunctionDef) -> None:
+        self.fn = fn
+        self.params = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+        self.parent: dict[int, ast.AST] = {}
+        for node in ast.walk(fn):
+            for child in ast.iter_child_nodes(node):
+                self.parent[id(child)] = node
+
+    def reaching(self, node: ast.AST, name: str) -> ast.Assign | ast.For | str | None:
+        """The plain `name = value` (or the `for name in ...`) that gives `name` its value at `node`; None when
+        nothing in the kernel binds it before (a parameter or a global); a reason when it is not certain."""
+        cur = node
+        while cur is not self.fn:
+            parent = self.parent.get(id(cur))
+            if parent is None:
+                return "outside the kernel"
+            if isinstance(parent, ast.For) and isinstance(parent.target, ast.Name) and parent.target.id == name \
+                    and any(x is cur for x in parent.body):
+                if any(name in _bound_in(st) for st in parent.body):
+                    return f"the loop variable `{name}` is assigned in its loop"
+                return parent
+            for block in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody")):
+                if not isinstance(block, list) or not any(x is cur for x in block):
+                    continue
+                i = next(k for k, x in enumerate(block) if x is cur)
+                for before in reversed(block[:i]):
+                    if name in _bound_in(before):
+                        if isinstance(before, ast.Assign) and len(before.targets) == 1 \
+                                and isinstance(before.targets[0], ast.Name) and before.targets[0].id == name:
+                            return before
+                        return f"`{name}` is bound on line {before.lineno} in a way this does not follow"
+                if isinstance(parent, (ast.For, ast.While)) and block is parent.body \
+                        and any(name in _bound_in(x) for x in block[i:]):
+                    return f"`{name}` is bound later in the loop, so a later iteration sees another value"
+            cur = parent
+        return None
+
+
+_PURE_CALLS = ("program_id", "num_programs", "cdiv")  # calls the guard may evaluate again: same value each time
+
+
+def _read_mask(scope: _Scope, access: ast.Call, expr: ast.expr) -> _Mask | str:
     """The mask of an access, or why it is not one this fix can drop on full blocks."""
     name = None
     stmts: list[ast.stmt] = []
+    at: ast.AST = access
     if isinstance(expr, ast.Name):
-        a = _single(assigns, expr.id)
-        if a is None:
-            return f"the mask `{expr.id}` is assigned more than once"
-        name, expr = expr.id, a.value
+        a = scope.reaching(access, expr.id)
+        if not isinstance(a, ast.Assign):
+            return a if isinstance(a, str) else f"the mask `{expr.id}` is not made by an assignment in the kernel"
+        name, expr, at = expr.id, a.value, a
         stmts.append(a)
     parts = _as_compare(expr)
     if parts is None:
@@ -170,26 +204,39 @@ def _read_mask(expr: ast.expr, assigns: dict[str, list[ast.AST]], params: set[st
     if not isinstance(parts[0], ast.Name):
         return "the mask compares an expression, not an offsets variable, with its bound"
     offs, bound = parts[0].id, parts[1]
-    a = _single(assigns, offs)
-    if a is None:
-        return f"the offsets `{offs}` are assigned more than once"
-    got = _offs_parts(a.value)
+    a = scope.reaching(at, offs)
+    if not isinstance(a, ast.Assign):
+        return a if isinstance(a, str) else f"the offsets `{offs}` are not made by an assignment in the kernel"
+    got = _offs_parts(a.value, lambda n: scope.reaching(a, n))
     if got is None:
         return f"the offsets `{offs}` are not `start + tl.arange(0, BLOCK)`"
-    start, block = got
+    start, block, arange_name = got
     stmts.append(a)
-    # The guard re-reads start, block and bound after the mask was made: each name must hold one value throughout.
     for n in _names(bound) | _names(block) | (_names(start) if start is not None else set()):
-        if n in assigns and (n in params or (_single(assigns, n) is None and not _loop_var(assigns, n))):
-            return f"`{n}`, which the mask depends on, is assigned more than once"
-        if n not in assigns and n not in params and n not in ("tl", "triton"):
+        if isinstance(scope.reaching(at, n), str):
+            return scope.reaching(at, n)
+        if scope.reaching(at, n) is None and n not in scope.params and n not in ("tl", "triton"):
             return f"the mask depends on `{n}`, a global"  # fine in principle, but not worth the doubt
     for part in (bound, start):
         if part is not None and any(isinstance(n, ast.Call) and _call_name(n) not in _PURE_CALLS
                                     for n in ast.walk(part)):
             return "the mask's start or bound calls a function (a load?) that the guard would call again"
     assert isinstance(expr, ast.Compare)
-    return _Mask(name, expr, offs, start, block, bound, stmts)
+    watched = {offs} | ({name} if name else set()) | _names(bound) | _names(block) | (
+        _names(start) if start is not None else set()) | ({arange_name} if arange_name else set())
+    return _Mask(name, expr, offs, start, block, bound, stmts, watched)
+
+
+def _rebound(stmts: list[ast.stmt], mask: _Mask) -> str | None:
+    """Why the guard could see other values than the mask saw: a name the mask depends on bound again in `stmts`
+    (its own definitions excepted)."""
+    for st in stmts:
+        if any(st is d for d in mask.stmts):
+            continue
+        hit = sorted(_bound_in(st) & mask.watched)
+        if hit:
+            return f"`{hit[0]}`, which the mask depends on, is assigned again on line {st.lineno}"
+    return None
 
 
 @dataclass
@@ -391,43 +438,43 @@ def planned(text: str, def_line: int, line: int) -> Plan | str:
     fn = _function(tree, def_line)
     if fn is None:
         return "no kernel definition there"
-    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
-    assigns = _assigned(fn)
+    scope = _Scope(fn)
     access = next(((n, _access_kind(n)) for n in ast.walk(fn) if isinstance(n, ast.Call) and _access_kind(n)
                    and n.lineno <= line <= n.end_lineno and _mask_arg(n, _access_kind(n)) is not None), None)
     if access is None:
         return "no masked load or store on that line"
-    mask = _read_mask(_mask_arg(*access), assigns, params)
+    mask = _read_mask(scope, access[0], _mask_arg(*access))
     if isinstance(mask, str):
         return mask
     t = _Text(text)
     loop = _loop_form(fn, mask)
     if loop is not None:
-        made = _plan_loop(t, fn, mask, loop, access[0])
+        made = _rebound(loop.body, mask) or _plan_loop(t, fn, mask, loop, access[0])
     elif not all(any(s is b for b in fn.body) for s in mask.stmts):
         return ("the offsets or the mask are made inside a loop or branch that is not `for start in range(0, "
                 "bound, BLOCK)`")
     else:
-        made = _plan_grid(t, fn, mask, access[0])
+        first_def = min(fn.body.index(s) for s in mask.stmts)
+        made = _rebound(fn.body[first_def:], mask) or _plan_grid(t, fn, mask, access[0])
     if isinstance(made, Plan):
-        made.share = _share(mask, assigns, loop is not None)
+        made.share = _share(mask, scope, loop is not None)
     return made
 
 
-def _is_pid0(e: ast.expr, assigns: dict[str, list[ast.AST]]) -> bool:
-    """`tl.program_id(0)` / `tl.program_id(axis=0)`, directly or through a name assigned it once (`.to(...)` kept)."""
+def _is_pid0(e: ast.expr, scope: _Scope, at: ast.AST) -> bool:
+    """`tl.program_id(0)` / `tl.program_id(axis=0)`, directly or through the name assigned it (`.to(...)` kept)."""
     if isinstance(e, ast.Name):
-        a = _single(assigns, e.id)
-        return a is not None and _is_pid0(a.value, assigns)
+        a = scope.reaching(at, e.id)
+        return isinstance(a, ast.Assign) and _is_pid0(a.value, scope, a)
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "to":
-        return _is_pid0(e.func.value, assigns)
+        return _is_pid0(e.func.value, scope, at)
     if _call_name(e) != "program_id":
         return False
     axis = e.args[0] if e.args else next((k.value for k in e.keywords if k.arg == "axis"), None)
     return isinstance(axis, ast.Constant) and axis.value == 0
 
 
-def _share(mask: _Mask, assigns: dict[str, list[ast.AST]], loop: bool) -> tuple[str, str | int, str] | None:
+def _share(mask: _Mask, scope: _Scope, loop: bool) -> tuple[str, str | int, str] | None:
     block = mask.block.id if isinstance(mask.block, ast.Name) else mask.block.value \
         if isinstance(mask.block, ast.Constant) and isinstance(mask.block.value, int) else None
     if block is None or not isinstance(mask.bound, ast.Name):
@@ -436,12 +483,14 @@ def _share(mask: _Mask, assigns: dict[str, list[ast.AST]], loop: bool) -> tuple[
         return "iterations", block, mask.bound.id
     if mask.start is None:
         return "all", block, mask.bound.id
-    start = mask.start
-    if isinstance(start, ast.Name) and _single(assigns, start.id) is not None:
-        start = _single(assigns, start.id).value  # block_start = pid * BLOCK
+    start, at = mask.start, mask.stmts[-1]
+    if isinstance(start, ast.Name):
+        d = scope.reaching(at, start.id)
+        if isinstance(d, ast.Assign):
+            start, at = d.value, d  # block_start = pid * BLOCK
     if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult):
         for pid, blk in ((start.left, start.right), (start.right, start.left)):
-            if _same(blk, mask.block) and _is_pid0(pid, assigns):
+            if _same(blk, mask.block) and _is_pid0(pid, scope, at):
                 return "blocks", block, mask.bound.id
     return None
 
