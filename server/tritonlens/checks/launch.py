@@ -374,8 +374,7 @@ class _Weight:
             pct = "<1%" if 0 < share < 0.01 else f"{share:.0%}"
             out = f"in {self.shapes} launch shapes, {pct} of {of}"
         if self.rare:
-            out += (f" (rare: under {RARE_SHARE:.0%} of this spec's launches, so milder than the rule's default; "
-                    f"the launches that run most are not affected)")
+            out += f" (rare: under {RARE_SHARE:.0%} of this spec's launches, so milder than the rule's default)"
         return out
 
     def severity(self, default: str) -> str:
