@@ -62,8 +62,11 @@ if device == "cuda":
     torch.cuda.synchronize()
 eight = (time.perf_counter() - t) / N * 1e6
 result = {{"one_shape_us": one, "eight_shapes_us": eight}}
-from tritonlens.gpu import capture
-hook = capture._installed
+try:
+    from tritonlens.gpu import capture
+    hook = capture._installed
+except ImportError:  # the bare program, without tritonlens on its path
+    hook = None
 if hook is not None:  # the same loop with the distribution's bookkeeping on and off, rounds interleaved
     counting = hook.count_launch
     def count_only(ident, launch=None, key=None):

@@ -621,7 +621,7 @@ class _Hook:
                         key, timed = hook.local.launch_key, hook.local.timed
                         hook.local.launch_ctx = hook.local.launch_key = hook.local.timed = None
                         hook.local.timing_start = None  # a launch that raised between the two hooks
-                    launch = (jit_self.arg_names, args, kwargs, seen_grid.get("grid"))
+                    launch = (getattr(jit_self, "arg_names", ()), args, kwargs, seen_grid.get("grid"))
                     hook.count_launch(ident, launch, key)
                     if timed is not None and ident is not None and key is not None:
                         hook.timer.add(ident, key, launch, timed)
