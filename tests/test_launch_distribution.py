@@ -240,6 +240,26 @@ def test_launch_keys_tell_apart_what_a_description_tells_apart():
     assert key(None, (x,), {}) is None
 
 
+def test_launches_of_shapes_not_listed_are_said_and_not_judged(captured, tmp_path):
+    """A kernel launched with more distinct values than a capture lists (a step counter, a varying length): the
+    launches of unlisted shapes are counted, said, and not taken for unaffected ones."""
+    ws = tmp_path
+    (ws / "rows.py").write_text(ROWS)
+    (ws / ".tritonlens").mkdir()
+    lines = _lines(captured)
+    for line in lines:  # tiled_add: 2000 more launches, of shapes the file does not list
+        if line.get("record") == "summary" and line["kernel"] == "tiled_add":
+            line["launches"] += 2000
+            break
+    (ws / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
+        found = checker.check_file(str(ws / "rows.py")).all_findings()
+    lanes = next(f for f in found if f.code == "LAUNCH001" and f.kernel == "tiled_add")
+    assert lanes.severity == "warning", lanes.message  # 20 of the 21 listed launches: not rare
+    assert "in 20 of 2,021 counted launches (2,000 of them in shapes the capture did not list) —" in lanes.message
+    assert lanes.data["listed"] == 21 and lanes.data["rare"] is False
+
+
 def test_a_summary_line_lists_the_most_launched_shapes_and_every_timed_one():
     dist = {("k", n): [n, {"grid": [n], "args": {}}] for n in range(1, 21)}  # 20 distinct launches, n launched n times
     times = {("k", 1): ({"grid": [1], "args": {}}, 2.5, 1), ("k", 99): ({"grid": [99], "args": {}}, 1.0, 5)}

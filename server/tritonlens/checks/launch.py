@@ -346,25 +346,29 @@ def masked_lane_waste(ctx):
 @dataclass
 class _Weight:
     """How many launches a finding holds in: `shapes` of the `recorded` distinct launches judged; with counts,
-    `affected` of the spec's `counted` launches."""
+    `affected` of the spec's `counted` launches, `listed` of which are of the recorded shapes (the rest launched in
+    shapes the capture did not list: a kernel launched with more distinct values than it keeps)."""
 
     shapes: int
     recorded: int
     affected: int | None = None
     counted: int | None = None
+    listed: int | None = None
 
     @classmethod
-    def of(cls, over: list[tuple[dict[str, Any], Any]], recorded: int, counted: int | None) -> "_Weight":
+    def of(cls, over: list[tuple[dict[str, Any], Any]], recorded: int,
+           counted: tuple[int, int] | None) -> "_Weight":
         if counted is None:
             return cls(len(over), recorded)
-        return cls(len(over), recorded, sum(launch.get("count", 0) for launch, _ in over), counted)
+        return cls(len(over), recorded, sum(launch.get("count", 0) for launch, _ in over), *counted)
 
     @property
     def rare(self) -> bool:
-        return self.counted is not None and self.affected is not None and self.affected < RARE_SHARE * self.counted
+        """Under RARE_SHARE of the launches whose shapes are known: those not listed are not judged either way."""
+        return self.listed is not None and self.affected is not None and self.affected < RARE_SHARE * self.listed
 
     def text(self) -> str:
-        if self.counted is None:
+        if self.counted is None or self.listed is None or self.affected is None:
             return f"in {self.shapes} of {self.recorded} captured {'launch' if self.recorded == 1 else 'launches'}"
         of = f"{self.counted:,} counted launch{'' if self.counted == 1 else 'es'}"
         if self.shapes == 1:
@@ -373,8 +377,12 @@ class _Weight:
             share = self.affected / self.counted if self.counted else 0.0
             pct = "<1%" if 0 < share < 0.01 else f"{share:.0%}"
             out = f"in {self.shapes} launch shapes, {pct} of {of}"
+        unlisted = self.counted - self.listed
+        if unlisted > 0:
+            out += f" ({unlisted:,} of them in shapes the capture did not list)"
         if self.rare:
-            out += f" (rare: under {RARE_SHARE:.0%} of this spec's launches, so milder than the rule's default)"
+            whose = "this spec's launches" if unlisted <= 0 else "the launches of listed shapes"
+            out += f" (rare: under {RARE_SHARE:.0%} of {whose}, so milder than the rule's default)"
         return out
 
     def severity(self, default: str) -> str:
@@ -383,17 +391,18 @@ class _Weight:
     def data(self) -> dict[str, Any]:
         out: dict[str, Any] = {"launches_over": self.shapes, "launches": self.recorded}
         if self.counted is not None:
-            out.update(count_over=self.affected, counted=self.counted, rare=self.rare)
+            out.update(count_over=self.affected, counted=self.counted, listed=self.listed, rare=self.rare)
         return out
 
 
-def counted_launches(ctx, launches: list[dict[str, Any]]) -> int | None:
-    """The spec's counted launches when the capture kept its distribution (every record has a count): its total
-    (launches of shapes not listed included); None for an older capture, whose records weigh the same."""
+def counted_launches(ctx, launches: list[dict[str, Any]]) -> tuple[int, int] | None:
+    """(the spec's counted launches, those of the listed shapes) when the capture kept its distribution (every
+    record has a count); None for an older capture, whose records weigh the same."""
     if not launches or not all("count" in r for r in launches):
         return None
-    total = max(int(ctx.spec.launches or 0), sum(r["count"] for r in launches))
-    return total or None
+    listed = sum(r["count"] for r in launches)
+    total = max(int(ctx.spec.launches or 0), listed)
+    return (total, listed) if listed else None
 
 
 def _lane_finding(ctx, masks: list[_Mask], worst: _Idle, weight: _Weight, threshold: float):
