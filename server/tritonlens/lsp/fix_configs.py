@@ -188,7 +188,8 @@ def metric_changes(m0: dict[str, Any], m1: dict[str, Any]) -> tuple[list[str], l
         a, b = m0.get(key), m1.get(key)
         if a is None or b is None or a == b:
             return
-        text = f"{fmt(a)} spilled → {b}" if key == "spill_bytes" else f"{label} {fmt(a)} → {fmt(b)}"
+        text = f"{fmt(a)} spilled → {0 if not b else fmt(b)}" if key == "spill_bytes" else \
+            f"{label} {fmt(a)} → {fmt(b)}"
         changed.append(text)
         if bad_if_up is not None and (b > a) == bad_if_up:
             worse.append(text)

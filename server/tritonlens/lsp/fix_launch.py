@@ -36,6 +36,7 @@ class LaunchCall:
     keywords: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)  # 0-based line/char spans
     close: tuple[int, int] = (0, 0)  # 0-based position of the call's `)`
     texts: dict[str, str] = field(default_factory=dict)  # each keyword's source text
+    literals: dict[str, Any] = field(default_factory=dict)  # keywords passed as literals (`BACKWARD_PASS=True`)
 
 
 def launch_calls(text: str, kernel_name: str) -> list[LaunchCall]:
@@ -66,6 +67,8 @@ def launch_calls(text: str, kernel_name: str) -> list[LaunchCall]:
                 call.keywords[kw.arg] = (v.lineno - 1, char(v.lineno, v.col_offset), v.end_lineno - 1,
                                          char(v.end_lineno, v.end_col_offset))
                 call.texts[kw.arg] = ast.get_source_segment(text, v) or ""
+                if isinstance(v, ast.Constant):
+                    call.literals[kw.arg] = v.value
         out.append(call)
     return sorted(out, key=lambda c: c.line)
 
@@ -77,7 +80,7 @@ _NOT_LAUNCH = ("hint", "autotune")  # origins of a value set where the launch ca
 def _changes(kr: KernelReport, f: Finding, spec: Spec, text: str) -> list[tuple[str, str, list[int]]]:
     """(name, "option" | "constant", values to try in order) that may remove `f`, one variable at a time: more warps
     for a spill (fewer where the register file caps each thread: 16 warps leave 128 registers a thread, 32 leave 64),
-    fewer stages for shared memory, a halved block (never one a whole row must fit in)."""
+    fewer stages for shared memory, a halved block (never one a whole row must fit in, nor one the host computes)."""
     out: list[tuple[str, str, list[int]]] = []
     if f.code == "SASS001":
         now = int(spec.options.get("num_warps", 4))
@@ -137,13 +140,21 @@ class LaunchCandidate:
         return [edit], _apply(text, [edit]), 0
 
 
-def _call_for(spec_origin: str, calls: list[LaunchCall]) -> LaunchCall | None:
+def _call_for(spec_origin: str, calls: list[LaunchCall], spec: Spec | None = None) -> LaunchCall | None:
     """The call that set the option (a literal launch site of this file), else the file's only launch of the kernel
-    when the option was never set there (a captured or default value comes from that call)."""
+    when the option was never set there (a captured or default value comes from that call), else the only call whose
+    literal keywords the spec has (`BACKWARD_PASS=True` tells a backward launch from the forward one)."""
     m = _LAUNCH_ORIGIN.match(spec_origin or "")
     if m:
         return next((c for c in calls if c.line == int(m.group("line"))), None)
-    return calls[0] if len(calls) == 1 else None
+    if len(calls) == 1:
+        return calls[0]
+    if spec is None:
+        return None
+    fits = [c for c in calls if c.literals and all(k in spec.constants and spec.constants[k] == v
+                                                   and type(spec.constants[k]) is type(v)
+                                                   for k, v in c.literals.items() if k not in _DEFAULTS)]
+    return fits[0] if len(fits) == 1 else None
 
 
 def _replace(span: tuple[int, int, int, int], new: str) -> types.TextEdit:
@@ -181,7 +192,7 @@ def candidates(kr: KernelReport, f: Finding, text: str, root: str | None = None)
         origin = spec.origins.get(name, "")
         if origin.startswith(_NOT_LAUNCH):
             continue  # set in a hint or a config: those fixes edit it where it is
-        call = _call_for(origin, calls) if calls else None
+        call = _call_for(origin, calls, spec) if calls else None
         src = where_set(path, text, kr.kernel.func_name or kr.name, kr.kernel.def_line, name,
                         call.line if call else None, root)
         if src is None:
@@ -209,7 +220,8 @@ def _at_source(kr: KernelReport, f: Finding, cs: CompiledSpec, index: int, call:
         yield LaunchCandidate(f"Return {value} for {name} in @triton.heuristics on line {src.line} (was {src.text})",
                               call, name, value, variant, index, "heuristics", _replace(src.span, str(value)),
                               source=src)
-    elif src.kind in ("heuristics", "helper", "computed") and src.span is not None:
+    elif src.kind in ("heuristics", "helper", "computed") and src.span is not None and kind == "option":
+        # (a block the host computes is sized to its data, `next_power_of_2(n)`: halving it is no tuning choice)
         what = f"{src.helper}(…)" if src.helper else src.text
         at = f" at {src.helper_at[0].rsplit('/', 1)[-1]}:{src.helper_at[1]}" if src.helper_at else ""
         yield LaunchCandidate(f"{name} comes from {src.text if src.kind != 'heuristics' else what}{at} "
