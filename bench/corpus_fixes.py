@@ -47,7 +47,9 @@ class Row:
 
 def edit_place(cand) -> str:
     if isinstance(cand, fix_launch.LaunchCandidate):
-        return {"pointer": "pointer-only", "conditional": f"{'heuristics' if cand.source and cand.source.kind == 'heuristics' else 'launch'} (conditional)"}.get(cand.where, cand.where)
+        if cand.where == "conditional":
+            return f"{cand.source.kind if cand.source and cand.source.kind == 'heuristics' else 'launch'} (conditional)"
+        return "pointer-only" if cand.is_pointer else cand.where
     if isinstance(cand, fix_configs.ConfigCandidate):
         return "config"
     if isinstance(cand, actions.Candidate):
@@ -108,8 +110,8 @@ def _cell(text: str) -> str:
 
 
 def render(rows: list[Row], counts: dict[str, int], timed: bool, total_s: float, warnings: int) -> str:
-    out = ["| finding | kernel | edits | fix (title as offered) | worse | proof s" + (" | before µs | after µs |" if timed
-                                                                                      else " |"),
+    head = "| finding | kernel | edits | fix (title as offered) | worse | proof s"
+    out = [head + (" | before µs | after µs |" if timed else " |"),
            "|---|---|---|---|---|---" + ("|---|---|" if timed else "|")]
     for r in rows:
         cells = [f"{r.where} {r.code}", r.kernel, r.edits, _cell(r.title), "yes" if r.worse else "",

@@ -299,3 +299,33 @@ def test_a_config_block_read_from_a_module_constant_is_halved_in_the_constant(ch
     assert block.label.endswith("(WIDE_N is read elsewhere too: the Config gets 128)")
     fixed = _apply(shared, block.edits)
     assert '"BLOCK_N": 128, "BLOCK_K": 64}, num_warps=8' in fixed and "WIDE_N = 256\n" in fixed
+
+
+def test_a_heuristics_lambda_of_args_gets_a_pointer_and_a_conditional_in_the_lambda(checker, tmp_path):
+    """num_warps from `@triton.heuristics` computed from args: no blind edit; the conditional goes into the lambda,
+    proven on the captured 16384 row (the only spec `args["BLOCK_SIZE"] >= 16384` selects)."""
+    text = _NORM.replace("@triton.jit\ndef _norm_kernel", '@triton.heuristics({"num_warps": lambda args: max(4, '
+                         'args["BLOCK_SIZE"] // 8192)})\n@triton.jit\ndef _norm_kernel')
+    text = text.replace(", num_warps=num_warps)", ")")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "utils.py").write_text(_UTILS)
+    path = tmp_path / "pkg" / "norm.py"
+    path.write_text(text)
+    (tmp_path / ".tritonlens").mkdir()
+    caps = [_capture(1024, 4), _capture(4096, 4), _capture(16384, 4)]
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps(c) + "\n" for c in caps))
+    (kr,) = checker.check_file(str(path), workspace_root=str(tmp_path)).kernels
+    (f,) = [g for g in kr.findings if g.code == "SASS001" and g.line == kr.kernel.def_line]
+    cands, _ = actions.fix_candidates(kr, f, text, "SASS001", str(tmp_path))
+    heur = _line(text, "@triton.heuristics")
+    pointer = next(c for c in cands if c.where == "pointer")
+    assert pointer.label == (f'num_warps comes from its @triton.heuristics lambda on line {heur} '
+                             '(max(4, args["BLOCK_SIZE"] // 8192)): num_warps=8')
+    cond = next(c for c in cands if c.where == "conditional")
+    assert [kr.compiled[i].spec.constants["BLOCK_SIZE"] for i, _ in cond.proofs] == [16384]
+    said, traded = actions.prove(checker, Settings(), str(path), text, kr, f, cond)
+    assert said.startswith("removes SASS001 (") and "spilled → 0" in said, said
+    fixed = _apply(text, cond.edits)
+    assert ('lambda args: 8 if args["BLOCK_SIZE"] >= 16384 else (max(4, args["BLOCK_SIZE"] // 8192))})'
+            in fixed), fixed
+    compile(fixed, "norm.py", "exec")

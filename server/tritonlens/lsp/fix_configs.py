@@ -1,6 +1,7 @@
 """Quick fixes that edit a kernel's literal `@triton.autotune(configs=[triton.Config(...), ...])`: when a finding holds
 in some configs only, change THOSE configs (num_warps up, num_stages down, a BLOCK kwarg halved — in the module
-constant the Config reads, `{"BLOCK_N": BN}`, when nothing else reads it) or remove a config that can never launch. Like every fix, each candidate is re-compiled on a copy and offered with what that showed
+constant the Config reads, `{"BLOCK_N": BN}`, when nothing else reads it) or remove a config that can never launch.
+Like every fix, each candidate is re-compiled on a copy and offered with what that showed
 ("In config 1 (BLOCK_N=256, num_stages=5): num_stages 5 → 4 — removes RES001; shared 240.0 KB → 192.0 KB").
 Configs built by code (a comprehension, a function) get no fix: there is no literal to edit."""
 from __future__ import annotations
@@ -52,7 +53,8 @@ class ConfigCandidate:
 
     def __init__(self, config: int, label: str, edits: list[types.TextEdit], group: str, what: str = "",
                  removes: bool = False, change: dict[str, Any] | None = None):
-        self.config, self.label, self.edits, self.group, self.what, self.removes = config, label, edits, group, what, removes
+        self.config, self.label, self.edits, self.group = config, label, edits, group
+        self.what, self.removes = what, removes
         self.traded = False  # set by `outcome`: a metric got worse or a finding appeared
         self.change: dict[str, Any] = change or {}  # the option or constexpr the edit sets: {"num_warps": 8}
         self.values: dict[str, str] = {}
@@ -102,7 +104,8 @@ def _block_edit(kr: KernelReport, src: ConfigSource, k: str, v: int, text: str) 
             return types.TextEdit(range=types.Range(types.Position(const.span[0], const.span[1]),
                                                     types.Position(const.span[2], const.span[3])), new_text=half), \
                 f" (sets {name} = {half} on line {const.line})"
-        return types.TextEdit(range=_range(span), new_text=half), f" ({name} is read elsewhere too: the Config gets {half})"
+        return types.TextEdit(range=_range(span), new_text=half), \
+            f" ({name} is read elsewhere too: the Config gets {half})"
     return types.TextEdit(range=_range(src.kwargs[k]), new_text=half), ""
 
 

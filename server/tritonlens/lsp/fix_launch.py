@@ -7,8 +7,9 @@ no blind edit: a pointer at the line that computes it, saying what the proof sho
 
 Every fix is proven by re-compiling the spec the finding came from with that one value changed (`SpecVariant`): its
 other options, constexprs and divisibility untouched. Its title lists every metric that changed; one after which
-another finding appears or a metric gets worse says so (the trade) and is not the preferred one. An option set in a
-hint comment or an autotune config is left to the config fixes (fix_configs) and the hint edits ("Tell tritonlens: …").
+another finding appears or a metric gets worse says so (the trade) and is not the preferred one. An option set in
+a hint comment or an autotune config is left to the config fixes (fix_configs) and the hint edits ("Tell tritonlens:
+…").
 """
 from __future__ import annotations
 
@@ -222,11 +223,11 @@ def _at_source(kr: KernelReport, f: Finding, cs: CompiledSpec, index: int, call:
                               source=src)
     elif src.kind in ("heuristics", "helper", "computed") and src.span is not None and kind == "option":
         # (a block the host computes is sized to its data, `next_power_of_2(n)`: halving it is no tuning choice)
-        what = f"{src.helper}(…)" if src.helper else src.text
         at = f" at {src.helper_at[0].rsplit('/', 1)[-1]}:{src.helper_at[1]}" if src.helper_at else ""
-        yield LaunchCandidate(f"{name} comes from {src.text if src.kind != 'heuristics' else what}{at} "
-                              f"(line {src.line}): {name}={value}", call, name, value, variant, index, "pointer",
-                              source=src)
+        origin = f"its @triton.heuristics lambda on line {src.line} ({src.text})" if src.kind == "heuristics" else \
+            f"{src.text}{at} (line {src.line})"
+        yield LaunchCandidate(f"{name} comes from {origin}: {name}={value}", call, name, value, variant, index,
+                              "pointer", source=src)
         cond = _conditional(kr, f, index, name, kind, value, src, call)
         if cond is not None:
             yield cond
@@ -265,7 +266,7 @@ def _conditional(kr: KernelReport, f: Finding, index: int, name: str, kind: str,
               if _current(cs.spec, name, kind) != value]
     if not proofs or len(proofs) > MAX_PROOFS:
         return None
-    was = call.texts.get(name, "") if at_launch and call is not None else f"({src.text})"
+    was = call.texts.get(name, "") if at_launch and call is not None else src.text
     if not was.isidentifier():
         was = f"({was})"
     expression = f"{value} if {text} >= {threshold} else {was}"
