@@ -172,17 +172,23 @@ def _capture(block: int, warps: int, aligned_cols: bool = True) -> dict:
             "options": {"num_warps": warps, "num_stages": 3}, "target": "cuda:90", "triton_version": "3.6.0"}
 
 
+def liger_workspace(root, caps: list[dict], norm: str = _NORM):
+    """pkg/utils.py, pkg/norm.py and the captured launches in `root`; returns the path of norm.py."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "utils.py").write_text(_UTILS)
+    (root / "pkg" / "norm.py").write_text(norm)
+    (root / ".tritonlens").mkdir()
+    (root / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps(c) + "\n" for c in caps))
+    return root / "pkg" / "norm.py"
+
+
 @pytest.fixture(scope="module")
 def liger_like(tmp_path_factory):
     """A workspace written as Liger-Kernel's ops are: the launch passes what calculate_settings returned. Captured:
     rows of 1024 and 4096 (4 warps, no spill) and two of 16384 (4 warps, both spill)."""
     root = tmp_path_factory.mktemp("liger_like")
-    (root / "pkg").mkdir()
-    (root / "pkg" / "utils.py").write_text(_UTILS)
-    (root / "pkg" / "norm.py").write_text(_NORM)
-    (root / ".tritonlens").mkdir()
-    caps = [_capture(1024, 4), _capture(4096, 4), _capture(16384, 4), _capture(16384, 4, aligned_cols=False)]
-    (root / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps(c) + "\n" for c in caps))
+    liger_workspace(root, [_capture(1024, 4), _capture(4096, 4), _capture(16384, 4),
+                           _capture(16384, 4, aligned_cols=False)])
     return root
 
 
@@ -229,13 +235,7 @@ def test_a_conditional_that_makes_a_selected_spec_worse_is_withheld(liger_like, 
     """With a 32768 row captured at 32 warps (it spills too, at 64 registers a thread), `num_warps=8 if BLOCK_SIZE >=
     16384` would give it 8 warps: its spill grows, the finding stays, and the conditional is not offered."""
     root = tmp_path / "ws"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "utils.py").write_text(_UTILS)
-    (root / "pkg" / "norm.py").write_text(_NORM)
-    (root / ".tritonlens").mkdir()
-    caps = [_capture(1024, 4), _capture(16384, 4), _capture(32768, 32)]
-    (root / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps(c) + "\n" for c in caps))
-    path = root / "pkg" / "norm.py"
+    path = liger_workspace(root, [_capture(1024, 4), _capture(16384, 4), _capture(32768, 32)])
     with Checker(Settings(target="cuda:90", all_captures=True)) as checker:
         (kr,) = checker.check_file(str(path)).kernels
         (f,) = [g for g in kr.findings if g.code == "SASS001" and g.line == kr.kernel.def_line]
@@ -307,13 +307,7 @@ def test_a_heuristics_lambda_of_args_gets_a_pointer_and_a_conditional_in_the_lam
     text = _NORM.replace("@triton.jit\ndef _norm_kernel", '@triton.heuristics({"num_warps": lambda args: max(4, '
                          'args["BLOCK_SIZE"] // 8192)})\n@triton.jit\ndef _norm_kernel')
     text = text.replace(", num_warps=num_warps)", ")")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "utils.py").write_text(_UTILS)
-    path = tmp_path / "pkg" / "norm.py"
-    path.write_text(text)
-    (tmp_path / ".tritonlens").mkdir()
-    caps = [_capture(1024, 4), _capture(4096, 4), _capture(16384, 4)]
-    (tmp_path / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps(c) + "\n" for c in caps))
+    path = liger_workspace(tmp_path, [_capture(1024, 4), _capture(4096, 4), _capture(16384, 4)], text)
     (kr,) = checker.check_file(str(path), workspace_root=str(tmp_path)).kernels
     (f,) = [g for g in kr.findings if g.code == "SASS001" and g.line == kr.kernel.def_line]
     cands, _ = actions.fix_candidates(kr, f, text, "SASS001", str(tmp_path))

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import json
 import time
 
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from test_fix_sources import _NORM, _UTILS, _capture, _line
+from test_fix_sources import _NORM, _capture, _line, liger_workspace
 from test_lsp import SERVER, by_code, code_actions, open_doc, settled, start
 from tritonlens.lsp.actions import SHOW_SOURCE
 
@@ -39,13 +38,7 @@ def _command(action) -> tuple[str, list]:
 
 async def test_a_helper_computed_num_warps_gets_a_pointer_and_a_proven_conditional(client: LanguageClient, tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "utils.py").write_text(_UTILS)
-    norm = tmp_path / "pkg" / "norm.py"
-    norm.write_text(_NORM)
-    (tmp_path / ".tritonlens").mkdir()
-    caps = [_capture(1024, 4), _capture(4096, 4), _capture(16384, 4)]
-    (tmp_path / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps(c) + "\n" for c in caps))
+    norm = liger_workspace(tmp_path, [_capture(1024, 4), _capture(4096, 4), _capture(16384, 4)])
     uri = norm.as_uri()
     await start(client, tmp_path)
     open_doc(client, uri, _NORM)
