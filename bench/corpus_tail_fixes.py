@@ -4,6 +4,7 @@ offered and proven, offered but not proven (what the fast path's re-compile stil
 cause is not the mask, or what in the kernel made dropping the mask unsound or unreadable).
 
     PYTHONPATH=server python3 bench/corpus_tail_fixes.py COPY_OF_CORPUS/src/liger_kernel/ops/*.py [--target cuda:90]
+        [--all-captures]
 
 Run it on a copy of the corpus: the check finds `.tritonlens/captures.jsonl` from the files.
 """
@@ -26,8 +27,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--target", default="cuda:90")
+    ap.add_argument("--all-captures", action="store_true", help="every captured spec, not the representative set")
     args = ap.parse_args()
-    settings = Settings(target=args.target, compile_timeout=300)
+    settings = Settings(target=args.target, compile_timeout=300, all_captures=args.all_captures)
     totals: Counter = Counter()
     why: Counter = Counter()
     with Checker(settings) as checker:
