@@ -6,9 +6,10 @@ order and up to the same number per finding. Printed as a Markdown table: where 
 heuristics / constant / kernel / assumption / pointer-only), what changed, whether anything got worse. Candidates the
 re-compile did not prove are listed as "not proven", with why (the finding still there, and what did change).
 
-With `--time`, on a machine with an NVIDIA GPU, each proven launch, constant, heuristics and config fix is timed on
-the captured launch of the spec it was proven on, before and after its one change (the replay of `tritonlens bench`),
-and the geometric-mean speedup and the number of fixes measured slower are printed.
+With `--time`, on a machine with an NVIDIA GPU, each proven launch, constant, heuristics and config fix that changes a
+launch option (num_warps, num_stages) is timed on the captured launch of the spec it was proven on, before and after
+its one change (the replay of `tritonlens bench`), and the geometric-mean speedup and the number of fixes measured
+slower are printed. A changed block is not timed: the captured grid was sized for the old one.
 
     PYTHONPATH=server python3 bench/corpus_fixes.py CORPUS [--target cuda:90] [--time] [--out FILE]
 """

@@ -357,25 +357,20 @@ def time_on_gpu(path: str, root: str, kr: KernelReport, cand: LaunchCandidate, t
 
 def time_change_on_gpu(path: str, root: str, kr: KernelReport, spec_index: int, change: dict[str, Any], kind: str,
                        label: str, timeout: float = 120.0) -> tuple[float, float, str] | None:
-    """The captured launch of spec `spec_index` of `kr`, replayed as launched and with `change` (launch options when
-    `kind` is "option", constexprs otherwise): (before µs, after µs, GPU name), or None (no replayable capture, or a
-    replay failed)."""
+    """The captured launch of spec `spec_index` of `kr`, replayed as launched and with `change` of launch options:
+    (before µs, after µs, GPU name), or None (no replayable capture, a replay failed, or a constexpr change: the
+    captured grid was sized for the old block, and a grid computed from the new one is not known here)."""
     from ..gpu.bench import Job, local_gpu, run_on_gpu
     from ..frontend.captures import identity, load_captures
 
     spec = kr.compiled[spec_index].spec
-    if not spec.capture_id:
+    if not spec.capture_id or kind != "option":
         return None
     caps, _ = load_captures(root, path)
     cap = next((c for c in caps if identity(c) == spec.capture_id and c.get("launch")), None)
     if cap is None:
         return None
-    if kind == "option":
-        changed = dict(cap, options={**(cap.get("options") or {}), **change})
-    else:
-        launch = dict(cap["launch"], args={**cap["launch"].get("args", {}),
-                                           **{k: {"value": v} for k, v in change.items()}})
-        changed = dict(cap, constants={**(cap.get("constants") or {}), **change}, launch=launch)
+    changed = dict(cap, options={**(cap.get("options") or {}), **change})
     results = run_on_gpu([Job(path, kr.name, cap, "as launched"), Job(path, kr.name, changed, label)], root,
                          timeout)
     if len(results) != 2 or not all(r.measured for r in results):
