@@ -11,7 +11,7 @@ launch option (num_warps, num_stages) is timed on the captured launch of the spe
 its one change (the replay of `tritonlens bench`), and the geometric-mean speedup and the number of fixes measured
 slower are printed. A changed block is not timed: the captured grid was sized for the old one.
 
-    PYTHONPATH=server python3 bench/corpus_fixes.py CORPUS [--target cuda:90] [--time] [--out FILE]
+    PYTHONPATH=server python3 bench/corpus_fixes.py CORPUS [--target cuda:90] [--time] [--all-captures] [--out FILE]
 """
 from __future__ import annotations
 
@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--time", action="store_true", help="time each launch/config fix on its captured launch (GPU)")
     p.add_argument("--out", help="also write the table to this file")
     p.add_argument("--codes", help="only these codes (comma-separated)")
+    p.add_argument("--all-captures", action="store_true",
+                   help="check every captured spec, not the representative set (more findings, far more compiles)")
     args = p.parse_args(argv)
     if args.time:
         from tritonlens.device.targets import has_local_gpu
@@ -156,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         if not has_local_gpu():
             print("--time needs a local NVIDIA GPU", file=sys.stderr)
             return 2
-    settings = Settings(target=args.target)
+    settings = Settings(target=args.target, all_captures=args.all_captures)
     files, problems = _collect_files(args.corpus)
     for problem in problems:
         print(problem, file=sys.stderr)
