@@ -423,8 +423,8 @@ def _captured(tmp_path, n: int) -> None:
 
 
 @pytest.mark.parametrize("n, share, preferred", [
-    (3001, "the captured launches take it in 2 of 3 programs", True),
-    (1001, "but no captured launch takes the fast path (0 of 1 programs)", False),
+    (3001, "the captured launches it is narrow in take it in 2 of 3 programs", True),
+    (1001, "but no captured launch it is narrow in takes the fast path (0 of 1 programs)", False),
 ])
 def test_the_captured_launches_say_how_often_the_fast_path_runs(checker, tmp_path, n, share, preferred):
     """Proven on the captured spec; the title counts the programs of the captured launches that take the fast path,
@@ -441,3 +441,37 @@ def test_the_captured_launches_say_how_often_the_fast_path_runs(checker, tmp_pat
     said, traded = cand.outcome(kr, new, f, SETTINGS)
     assert said.endswith(f"the last block stays masked; {share}"), said
     assert traded is not preferred
+
+
+ROW_SOFTMAX = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+
+    # tritonlens: y_ptr=*fp32, x_ptr=*fp32, stride=i32%16, n_cols=i32, BLOCK=1024
+    @triton.jit
+    def row_softmax(y_ptr, x_ptr, stride, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n_cols
+        x = tl.load(x_ptr + row * stride + offs, mask=mask, other=-float("inf"))
+        e = tl.exp(x - tl.max(x, axis=0))
+        tl.store(y_ptr + row * stride + offs, e / tl.sum(e, axis=0), mask=mask)
+    ''')
+
+
+def test_one_block_per_row_says_when_its_fast_path_runs_and_is_not_preferred(checker, tmp_path):
+    """A row kernel's block is sized to hold the whole row (BLOCK = the next power of two): its fast path runs only
+    for a row exactly as long as the block — proven wide, offered, but not preferred, and the title says so."""
+    path = tmp_path / "rows.py"
+    path.write_text(ROW_SOFTMAX)
+    (kr,) = checker.check_file(str(path)).kernels
+    f = _finding(kr, "PTX001", 11)
+    (cand,) = fix_tail.candidates(kr, f, ROW_SOFTMAX)
+    assert cand.plan.guard == "if BLOCK <= n_cols:"
+    _, fixed, _ = cand.apply(ROW_SOFTMAX)
+    (new,) = checker.check_file(str(path), fixed).kernels
+    said, traded = cand.outcome(kr, new, f, SETTINGS)
+    assert said.startswith("loads 32 → 128-bit and stores 32 → 128-bit on the fast path (re-compiled); the fast path "
+                           "runs only where BLOCK <= n_cols — "), said
+    assert traded  # not the preferred fix

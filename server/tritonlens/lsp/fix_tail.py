@@ -677,12 +677,21 @@ class TailCandidate:
         if narrow:
             said += (f", {narrow} of the {len(p.dropped)} accesses it unmasks stay narrow for another cause "
                      f"(their own findings say which)")
-        said += f"; {'the last block stays masked' if p.form == 'grid' else 'the last iteration stays masked'}"
-        share = fast_share(p, [cs.spec for cs in compiled_specs(old)])
-        unused = share is not None and share[0] == 0
+        one_block = p.share is not None and p.share[0] == "all"
+        if one_block:  # offsets tl.arange(0, BLOCK) alone: one block per program, full only when bound >= BLOCK
+            said += (f"; the fast path runs only where {p.guard[3:-1]} — a kernel that sizes BLOCK as the next "
+                     f"power of two above the bound takes the masked path whenever the bound is not a power of two")
+        else:
+            said += f"; {'the last block stays masked' if p.form == 'grid' else 'the last iteration stays masked'}"
+        # what it is worth at run time, by the captured launches the finding holds in
+        keys = set(f.data.get("specs") or [])
+        held = [cs.spec for cs in compiled_specs(old) if cs.spec.key() in keys] or [before.spec]
+        share = fast_share(p, held)
+        unused = (share is not None and share[0] == 0) or (share is None and one_block)
         if share is not None:
-            said += (f"; but no captured launch takes the fast path (0 of {share[1]} {share[2]})" if unused
-                     else f"; the captured launches take it in {share[0]} of {share[1]} {share[2]}")
+            said += (f"; but no captured launch it is narrow in takes the fast path (0 of {share[1]} {share[2]})"
+                     if share[0] == 0 else f"; the captured launches it is narrow in take it in {share[0]} of "
+                     f"{share[1]} {share[2]}")
         worse = _worse(old, new, p)
         if worse:
             said += "; but adds " + ", ".join(f"{c} on line {ln}" for c, ln in worse[:3])
