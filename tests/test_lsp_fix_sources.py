@@ -61,3 +61,10 @@ async def test_a_helper_computed_num_warps_gets_a_pointer_and_a_proven_condition
     assert edit.range.start.line == _line(_NORM, "_norm_kernel[(") - 1
     # the proof's numbers, and the trade (the registers it takes cut occupancy): offered, not preferred
     assert "spilled → 0" in cond.title and "; but occupancy" in cond.title and not cond.is_preferred, titles
+
+    # the pointer's command opens the helper's line in the editor (window/showDocument)
+    ran = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=SHOW_SOURCE, arguments=list(_command(pointer)[1])))
+    shown = client.shown_documents
+    assert ran is True and len(shown) == 1, (ran, shown)
+    assert shown[0].uri == (tmp_path / "pkg" / "utils.py").as_uri() and shown[0].selection.start.line == 9

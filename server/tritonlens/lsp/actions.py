@@ -528,11 +528,23 @@ class Fixes:
     async def apply(self, ls: "Host", args: Any) -> bool:
         ref = next((a[_FIX_DATA] for a in args if isinstance(a, dict) and _FIX_DATA in a), None)
         proven = await self._proven(ls, ref)
+        if proven is not None and proven.edit is None and proven.command is not None:  # a pointer: show its place
+            return await show_source(ls, proven.command.arguments or [])
         if proven is None or proven.edit is None:
             return False
         result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=proven.edit,
                                                                                     label=proven.title))
         return bool(result and result.applied)
+
+
+async def show_source(ls: "Host", args: list) -> bool:
+    """Open (path, 1-based line) in the client (window/showDocument): where a pointer's value is set."""
+    if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], int):
+        return False
+    at = types.Position(max(0, args[1] - 1), 0)
+    result = await ls.window_show_document_async(types.ShowDocumentParams(
+        uri=from_fs_path(args[0]), selection=types.Range(at, at), take_focus=True))
+    return bool(result and result.success)
 
 
 def register(server: "Host") -> None:
@@ -551,14 +563,8 @@ def register(server: "Host") -> None:
         return await fixes.resolve(ls, params)
 
     @server.command(SHOW_SOURCE)
-    async def show_source(ls, *args: Any) -> bool:  # a pointer's place: (path, 1-based line)
-        flat = [a for arg in args for a in (arg if isinstance(arg, list) else [arg])]
-        if len(flat) < 2 or not isinstance(flat[0], str) or not isinstance(flat[1], int):
-            return False
-        at = types.Position(max(0, flat[1] - 1), 0)
-        result = await ls.window_show_document_async(types.ShowDocumentParams(
-            uri=from_fs_path(flat[0]), selection=types.Range(at, at), take_focus=True))
-        return bool(result and result.success)
+    async def show_source_command(ls, *args: Any) -> bool:  # a pointer's place: (path, 1-based line)
+        return await show_source(ls, [a for arg in args for a in (arg if isinstance(arg, list) else [arg])])
 
     @server.command(APPLY_FIX)
     async def apply_fix(ls, *args: Any) -> bool:  # no type-checking-only hints: see lifecycle
