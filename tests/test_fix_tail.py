@@ -513,3 +513,25 @@ def test_on_a_gpu_the_full_block_path_computes_the_same_and_is_not_slower(tmp_pa
         times[label] = do_bench(launch)
     print(f"vector add, n = {n}: {times}")
     assert times["fixed"] <= times["original"] * 1.1, times
+
+
+@pytest.mark.parametrize("start, bound, guard", [
+    ("pid * BLOCK", "n", "if (pid + 1) * BLOCK <= n:"),
+    ("(pid * 2 + 1) * BLOCK", "n - 1", "if (pid * 2 + 1 + 1) * BLOCK <= n - 1:"),
+    ("(pid if c else 0) * BLOCK", "(n if c else m)", "if ((pid if c else 0) + 1) * BLOCK <= (n if c else m):"),
+    ("pid * BLOCK - 5", "n | m", "if pid * BLOCK - 5 + BLOCK <= n | m:"),
+])
+def test_the_guard_reads_as_the_mask_does(start, bound, guard):
+    """Operator precedence: the guard's start and bound mean what they meant in the offsets and the mask."""
+    text = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+            "def k(x_ptr, n, m, c, BLOCK: tl.constexpr):\n    pid = tl.program_id(0)\n"
+            f"    offs = {start} + tl.arange(0, BLOCK)\n    mask = offs < {bound}\n"
+            "    x = tl.load(x_ptr + offs, mask=mask)\n    tl.store(x_ptr + offs, x, mask=mask)\n")
+    p = fix_tail.plan(text, 6, 10)
+    assert p is not None and p.guard == guard
+    # evaluated as Python on a few values, the guard is `start + BLOCK <= bound`
+    (_,), fixed = fix_tail.apply_plan(text, p)
+    cond = guard[3:-1]
+    for pid, n, m, c in ((0, 100, 7, True), (3, 5000, 1 << 12, False), (1, 2047, 3, True)):
+        env = {"pid": pid, "n": n, "m": m, "c": c, "BLOCK": 1024}
+        assert eval(cond, env) == (eval(start, env) + 1024 <= eval(bound, env))

@@ -410,16 +410,32 @@ def _paren(t: _Text, node: ast.expr) -> str:
     return s if isinstance(node, simple) else f"({s})"
 
 
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+def _operand(t: _Text, node: ast.expr, comparison: bool) -> str:
+    """`node`'s text as the left of `+ 1` (arithmetic binds it already) or a side of `<=` (any binary operator
+    does), parenthesized otherwise (`a if c else b`, `x | y + 1`)."""
+    s = t.seg(node)
+    if isinstance(node, (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript)):
+        return s
+    if isinstance(node, ast.BinOp) and (comparison or isinstance(node.op, _ARITH)):
+        return s
+    if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+        return s
+    return f"({s})"
+
+
 def _guard(t: _Text, mask: _Mask) -> str:
-    block, bound = _paren(t, mask.block), t.seg(mask.bound)
+    block, bound = _paren(t, mask.block), _operand(t, mask.bound, True)
     if mask.start is None:
         return f"{block} <= {bound}"
     s = mask.start
     if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult):
         for pid, blk in ((s.left, s.right), (s.right, s.left)):
             if _same(blk, mask.block):
-                return f"({t.seg(pid)} + 1) * {block} <= {bound}"
-    return f"{_paren(t, s)} + {block} <= {bound}"
+                return f"({_operand(t, pid, False)} + 1) * {block} <= {bound}"
+    return f"{_operand(t, s, False)} + {block} <= {bound}"
 
 
 def plan(text: str, def_line: int, line: int) -> Plan | None:
