@@ -530,7 +530,6 @@ def test_the_guard_reads_as_the_mask_does(start, bound, guard):
     p = fix_tail.plan(text, 6, 10)
     assert p is not None and p.guard == guard
     # evaluated as Python on a few values, the guard is `start + BLOCK <= bound`
-    (_,), fixed = fix_tail.apply_plan(text, p)
     cond = guard[3:-1]
     for pid, n, m, c in ((0, 100, 7, True), (3, 5000, 1 << 12, False), (1, 2047, 3, True)):
         env = {"pid": pid, "n": n, "m": m, "c": c, "BLOCK": 1024}
