@@ -222,8 +222,9 @@ def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: Candidate, s
             said += f"; {kind} {before}→{after}-bit"
     else:
         at = _holding_index(old, f)
-        shown = fix_configs.deltas(f.code, _metrics(old, at), _metrics(new, at))
-        said = f"removes {f.code}" + (f" ({shown})" if shown else "")
+        changed, worse = fix_configs.metric_changes(_metrics(old, at), _metrics(new, at), f.code)
+        said = f"removes {f.code}" + (f" ({'; '.join(changed)})" if changed else "") + \
+            (f"; but {', '.join(worse[:4])}" if worse else "")
     return said
 
 

@@ -161,18 +161,6 @@ def _ok(cs: CompiledSpec) -> bool:
     return cs.artifacts is not None and cs.artifacts.ok
 
 
-def deltas(code: str, m0: dict[str, Any], m1: dict[str, Any]) -> str:
-    """`296 B spilled → 0; registers 255 → 184` / `shared 240.0 KB → 192.0 KB`: the numbers behind the fix."""
-    out = []
-    if code == "SASS001" and m0.get("spill_bytes") is not None and m1.get("spill_bytes") is not None:
-        out.append(f"{fmt_bytes(m0['spill_bytes'])} spilled → {m1['spill_bytes']}")
-    if code in ("RES001", "RES002") and m0.get("shared") is not None and m1.get("shared") is not None:
-        out.append(f"shared {fmt_bytes(m0['shared'])} → {fmt_bytes(m1['shared'])}")
-    if m0.get("registers") is not None and m1.get("registers") is not None and m0["registers"] != m1["registers"]:
-        out.append(f"registers {m0['registers']} → {m1['registers']}")
-    return "; ".join(out)
-
-
 def _mean_width(widths: dict[str, dict[str, int]] | None) -> dict[str, float]:
     out = {}
     for kind, by_bits in (widths or {}).items():
@@ -182,9 +170,10 @@ def _mean_width(widths: dict[str, dict[str, int]] | None) -> dict[str, float]:
     return out
 
 
-def metric_changes(m0: dict[str, Any], m1: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(every metric that changed, as "spilled 1.2 KB → 0" / "registers 255 → 128" / "occupancy 25% → 50%" / ...;
-    the ones that got worse): spills, registers, shared memory, occupancy, global access widths, layout conversions."""
+def metric_changes(m0: dict[str, Any], m1: dict[str, Any], code: str = "") -> tuple[list[str], list[str]]:
+    """(every metric that changed, as "1.2 KB spilled → 0" / "registers 255 → 128" / "occupancy 25% → 50%" / ...;
+    the ones that got worse): spills, shared memory, registers (right after the spill for a SASS001 fix), occupancy,
+    global access widths, layout conversions."""
     changed, worse = [], []
 
     def num(key: str, label: str, fmt=str, bad_if_up: bool | None = True) -> None:
@@ -198,8 +187,8 @@ def metric_changes(m0: dict[str, Any], m1: dict[str, Any]) -> tuple[list[str], l
             worse.append(text)
 
     num("spill_bytes", "spilled", fmt_bytes)
-    num("shared", "shared", fmt_bytes, bad_if_up=None)
-    num("registers", "registers", bad_if_up=None)
+    for key in ("registers", "shared") if code == "SASS001" else ("shared", "registers"):
+        num(key, key, fmt_bytes if key == "shared" else str, bad_if_up=None)
     o0, o1 = (m.get("occupancy") or {} for m in (m0, m1))
     if o0.get("occupancy") is not None and o1.get("occupancy") is not None and \
             round(o0["occupancy"], 2) != round(o1["occupancy"], 2):
@@ -236,7 +225,7 @@ def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: ConfigCandid
     after = [cs for cs in new.compiled if config_index(cs) == cand.config]
     if not before or not after or not all(_ok(cs) for cs in after) or any(_has(cs, f.code) for cs in after):
         return None
-    changed, worse = metric_changes(before[0].metrics, after[0].metrics)
+    changed, worse = metric_changes(before[0].metrics, after[0].metrics, f.code)
     had = {(g.code, g.line) for g in before[0].findings}
     worse += [f"adds {c} on line {ln}" for c, ln in sorted({(g.code, g.line) for g in after[0].findings
                                                             if g.severity in ("warning", "error")

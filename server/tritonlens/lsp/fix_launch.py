@@ -314,7 +314,7 @@ def outcome_of(old: KernelReport, news: list[tuple[int, KernelReport]], f: Findi
         if len(after) != 1 or any(g.code == "SRC001" for g in new.findings):
             cand.why = f"{_spec_name(before, cand)} no longer compiles"
             return None
-        changed, worse = metric_changes(before.metrics, after[0].metrics)
+        changed, worse = metric_changes(before.metrics, after[0].metrics, f.code)
         if before.spec.key() in held and any(g.code == f.code for g in after[0].findings):
             cand.why = f"{f.code} still there on {_spec_name(before, cand)}" + (f" ({'; '.join(changed)})"
                                                                                  if changed else "")
