@@ -95,7 +95,7 @@ def fixes_for(checker: Checker, settings: Settings, path: str, text: str, kr, f,
             rows.append(Row(where, f.code, kr.name, f"{edit_place(cand)}, not proven", f"{cand.label} — {why}",
                             False, took))
             continue
-        if group is not None:
+        if group is not None and not getattr(cand, "partial", False):  # as the editor: a partial fix lets the next try
             groups.add(group)
         row = Row(where, f.code, kr.name, edit_place(cand), f"{cand.label} — {said}", traded, took)
         if timed and row.edits in TIMED:

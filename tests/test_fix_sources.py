@@ -323,3 +323,38 @@ def test_a_heuristics_lambda_of_args_gets_a_pointer_and_a_conditional_in_the_lam
     assert ('lambda args: 8 if args["BLOCK_SIZE"] >= 16384 else (max(4, args["BLOCK_SIZE"] // 8192))})'
             in fixed), fixed
     compile(fixed, "norm.py", "exec")
+
+
+# ---------------------------------------------------------------- Triton's default at a launch (Liger's group norm)
+_DEFAULT_WARPS = _NORM.replace("from pkg.utils import calculate_settings\n", "").replace(
+    "    BLOCK_SIZE, num_warps = calculate_settings(n_cols)\n",
+    "    BLOCK_SIZE = min(65536, triton.next_power_of_2(n_cols))\n").replace(
+    "BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)", "BLOCK_SIZE=BLOCK_SIZE)")
+
+
+def test_a_launch_on_tritons_default_warps_gets_a_conditional_for_the_blocks_that_spill(tmp_path):
+    """The launch passes no num_warps (4, Triton's default) and a block the host sizes to the row: 8 warps for every
+    launch would change the small rows too, so the first fix adds `num_warps=8 if BLOCK_SIZE >= 16384 else 4`,
+    proven on each spec it changes; a spill a change only halves is offered as such ("reduces"), never preferred."""
+    path = liger_workspace(tmp_path, [_capture(1024, 4), _capture(16384, 4), _capture(65536, 4)], _DEFAULT_WARPS)
+    with Checker(Settings(target="cuda:90", all_captures=True)) as checker:
+        (kr,) = checker.check_file(str(path)).kernels
+        (f,) = [g for g in kr.findings if g.code == "SASS001" and g.line == kr.kernel.def_line]
+        cands, _ = actions.fix_candidates(kr, f, _DEFAULT_WARPS, "SASS001", str(tmp_path))
+        launch_line = _line(_DEFAULT_WARPS, "_norm_kernel[(")
+        labels = [c.label for c in cands if c.option == "num_warps"]
+        assert labels[:2] == [f"Use num_warps=8 if BLOCK_SIZE >= 16384 else 4 at the launch on line {launch_line}",
+                              f"Use num_warps=8 at the launch on line {launch_line}"], labels
+        cond = cands[[c.label for c in cands].index(labels[0])]
+        assert sorted(kr.compiled[i].spec.constants["BLOCK_SIZE"] for i, _ in cond.proofs) == [16384, 65536]
+        said, traded = actions.prove(checker, Settings(), str(path), _DEFAULT_WARPS, kr, f, cond)
+        # 16384 loses its spill, 65536 keeps less than half of it: offered as "reduces", with the trade, not preferred
+        assert said.startswith("reduces SASS001 on 2 captured specs (BLOCK_SIZE=16384: ") and traded, said
+        assert cond.partial and "spilled → 0" in said and "BLOCK_SIZE=65536: " in said, said
+        fixed = _apply(_DEFAULT_WARPS, cond.edits)
+        assert "BLOCK_SIZE=BLOCK_SIZE, num_warps=8 if BLOCK_SIZE >= 16384 else 4)" in fixed
+        compile(fixed, "norm.py", "exec")
+        # The edit for every launch is proven on every spec it changes, the 1024 row too
+        plain = cands[[c.label for c in cands].index(labels[1])]
+        said, _ = actions.prove(checker, Settings(), str(path), _DEFAULT_WARPS, kr, f, plain)
+        assert said.startswith("reduces SASS001 on 3 captured specs") and "[proven on 3 specs]" in said, said

@@ -388,7 +388,7 @@ class FixSearch:
                 if said is None:
                     self._decide(i, None)
                     continue
-                if group is not None:
+                if group is not None and not getattr(cand, "partial", False):  # a partial one lets the next try
                     groups.add(group)
                 self._decide(i, _action(st.uri, self.diag, cand, said, traded, self.proven))
         except Exception as exc:  # noqa: BLE001 — no fix is better than a dead server
