@@ -644,6 +644,9 @@ def _launch_counts(dist: dict[tuple, list], times: dict[tuple, tuple]) -> list[d
     return kept
 
 
+SLEEP_CYCLES = 500_000  # torch.cuda._sleep before a timed launch: 0.25 ms at 2 GHz, longer than a host submission
+
+
 class LaunchTimer:
     """`capture --time`: the GPU time of real launches, measured in the user's own run.
 
@@ -651,12 +654,15 @@ class LaunchTimer:
     (no autotuner trial, no warmup, none made while a CUDA graph is being captured) get two CUDA timing events on the
     current stream — the one Triton launches on: the start recorded by Triton's `launch_enter_hook`, which the
     launcher calls after binding the arguments and right before its own argument checks and the driver's
-    `cuLaunchKernelEx`, the end by `launch_exit_hook`, right after that call returns. The number written is the median
-    over those launches of the time between the two events on the GPU, in µs. It includes the kernel's run; it also
-    includes the time the GPU waited between the two events when it was idle — the launcher's argument checks and the
-    driver's submission of the launch, a few µs, seen only when nothing was queued before the launch (a program that
-    synchronizes after each launch) — and, with programmatic dependent launch, the overlap with the kernel before.
-    It does not include Triton's Python launch path (binding, cache lookup, grid), nor other streams' work.
+    `cuLaunchKernelEx`, the end by `launch_exit_hook`, right after that call returns. Before the start event a spin
+    of SLEEP_CYCLES GPU cycles (about 0.25 ms) is queued, so that the GPU is still busy when the host has submitted the
+    launch: the start event fires when the spin ends, right before the kernel. (Without it, on a GPU left idle — a
+    program that synchronizes after each launch, as tests do — the events measured the host's submission too: 40-100
+    µs for kernels that run in 4.) The number written is the median over those launches of the time between the two
+    events on the GPU, in µs: the kernel's run, with the data where the program left it (L2 warm or cold), and, with
+    programmatic dependent launch, the overlap with the kernel before. Not Triton's Python launch path, nor other
+    streams' work. A launch whose host submission outlasts the spin (a pause of the process) still counts the wait:
+    the median of several launches keeps such a one out.
 
     Events are read without waiting: at each flush those whose end has completed are read (cudaEventQuery); at exit the
     last ones are waited for, event by event. No device-wide synchronize, none per launch; a launch not timed costs a
@@ -675,6 +681,7 @@ class LaunchTimer:
         self._launches: dict[tuple[str, tuple], dict[str, Any]] = {}
         self._written: set[tuple[str, tuple]] = set()
         self._lock = threading.Lock()
+        self.sleep_cycles = SLEEP_CYCLES
 
     def install(self) -> bool:
         """Add the launch hooks: to triton.knobs' hook chains (3.4+: ours runs last before the launch and first after
@@ -729,6 +736,11 @@ class LaunchTimer:
             if cuda.is_current_stream_capturing():
                 return
             start = cuda.Event(enable_timing=True)
+            spin = getattr(cuda, "_sleep", None)
+            if spin is not None and self.sleep_cycles:
+                # Keep the GPU busy until the launch is queued: the start event then fires when the spin ends, right
+                # before the kernel, not when an idle GPU reached it while the host was still submitting.
+                spin(self.sleep_cycles)
             start.record()
             self._budget[key] = done + 1
             local.timing_start = start
