@@ -356,3 +356,25 @@ def test_the_summary_names_the_launched_values_the_representative_set_left_out(t
                      "--all-captures"]) == 0
     out = capsys.readouterr().out
     assert "captured specs compiled" not in out and out.count("scale_kernel [cuda:90") == 14, out
+
+
+def test_a_host_tensor_descriptor_is_keyed_by_geometry_and_never_printed():
+    """A TensorDescriptor's repr prints its whole base tensor (a read of GPU memory on every launch): the launch key
+    takes the base's geometry and the descriptor's shape, strides and block, and the description names its type."""
+    import torch
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from tritonlens.gpu.capture import describe_launch, launch_key
+
+    class Unprintable(torch.Tensor):
+        def __repr__(self):  # noqa: D105
+            raise AssertionError("the descriptor's tensor was printed")
+
+    base = torch.zeros(4, 8, 64).as_subclass(Unprintable)
+    desc = TensorDescriptor(base, shape=[32, 64], strides=[64, 1], block_shape=[16, 64])
+    key = launch_key([2, 1, 1], (1.5, desc), {})
+    assert key[2] == ("TensorDescriptor", ((4, 8, 64), (512, 64, 1), torch.float32, True), (32, 64), (64, 1),
+                      (16, 64))
+    assert key == launch_key([2, 1, 1], (1.5, TensorDescriptor(base, [32, 64], [64, 1], [16, 64])), {})
+    assert describe_launch(["scale", "desc"], (1.5, desc), {}, [2, 1, 1])["args"]["desc"] == \
+        {"unknown": "TensorDescriptor"}

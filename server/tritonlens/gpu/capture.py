@@ -72,8 +72,9 @@ def _jsonable(value: Any) -> Any:
         value = value.value
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if type(value).__name__ == "dtype" or type(value).__module__.startswith("triton"):
-        return str(value)
+    if type(value).__name__ == "dtype" or type(value).__module__.startswith("triton.language"):
+        return str(value)  # tl.float16 -> "fp16"; never str() of other objects: a host TensorDescriptor's repr
+        # prints its whole base tensor (a GPU read: 0.1 s a launch for an attention's q)
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return None
@@ -212,6 +213,10 @@ def _arg_key(v: Any) -> Any:
         return key
     if t is tuple or t is list:
         return tuple(map(_arg_key, v))
+    base = getattr(v, "base", None)
+    if base is not None and hasattr(base, "data_ptr") and hasattr(v, "block_shape"):  # a host tensor descriptor
+        return (t.__name__, _arg_key(base), tuple(getattr(v, "shape", ())), tuple(getattr(v, "strides", ())),
+                tuple(v.block_shape))
     jv = _jsonable(v)
     return (t.__name__, json.dumps(jv) if isinstance(jv, list) else jv)
 
