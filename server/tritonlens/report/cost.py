@@ -146,10 +146,17 @@ def _spec_time(rec: dict[str, Any]) -> float:
     return float(rec["time_us"]) * max(int(rec.get("launches") or 0), 1)
 
 
+# Rules whose warning is about time (a spill, a conversion, narrow or idle accesses, a grid or occupancy): their
+# severity follows the measured cost. MINOR_SHARE: the share of the file's measured GPU time below which it is an info.
+COST_RULES = frozenset({"SASS001", "TTGIR001", "PTX001", "PTX002", "LAUNCH001", "LAUNCH002", "RES002"})
+MINOR_SHARE = 1.0
+
+
 def weigh(kr: Any, measured: dict[str, dict[str, Any]], file_total_us: float) -> None:
     """Give each finding of a kernel report the measured time of the captured specs it holds in and their share of
-    the file's measured GPU time: in `data` ("measured_us", "share") and at the end of its message. Findings of specs
-    nothing measured are left as they are."""
+    the file's measured GPU time: in `data` ("measured_us", "share") and at the end of its message; a cost warning
+    whose specs were all measured at under MINOR_SHARE % of that time becomes an info. Findings of specs nothing
+    measured are left as they are."""
     if not measured:
         return
     by_key = {cs.spec.key(): cs.spec for cs in kr.compiled}
@@ -167,3 +174,10 @@ def weigh(kr: Any, measured: dict[str, dict[str, Any]], file_total_us: float) ->
             f.data["share"] = round(share, 1)
         f.message += (f" — its specs took {fmt_us(spent)} measured on {gpu}"
                       + (f", {share:.0f}% of this file's measured GPU time" if share is not None else ""))
+        # Severity from the measurement: a cost warning on specs that take a sliver of the file's measured time
+        # (every spec it holds in measured) is an info; a limit the kernel breaks (RES001) stays what it is.
+        every = len(recs) == len(f.data.get("specs") or ())
+        if f.severity == "warning" and f.code in COST_RULES and every and share is not None and share < MINOR_SHARE:
+            f.severity = "info"
+            f.data["minor"] = True
+            f.message += f" (an info: under {MINOR_SHARE:g}% of it)"
