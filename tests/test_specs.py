@@ -344,3 +344,16 @@ def test_representative_captured_specs_cover_every_launched_value_chosen_and_mos
     assert [s.constants["BLOCK"] for s in picked] == [1024, 128, 64, 256]  # 64 and 256: 2 launches each
     assert representative(specs, limit=2) == picked[:2]
     assert {s.constants["BLOCK"] for s in representative([s for s in specs if s.autotune == "trial"], 4)} == {512}
+
+
+def test_a_heuristics_entry_for_num_warps_sets_the_launch_option():
+    """Triton passes a heuristics value named like a launch option to the launch, as a keyword: the spec has it."""
+    src = HEAD + ("# tritonlens: n=1024, BLOCK=4096\n"
+                  "@triton.heuristics({'num_warps': lambda args: 16 if args['BLOCK'] >= 4096 else 4})\n@triton.jit\n"
+                  "def k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n")
+    (spec,), findings = build_specs(kernel_of(src), "cuda:90")
+    assert findings == [] and spec.options["num_warps"] == 16 and spec.origins["num_warps"] == "heuristics"
+    assert "num_warps" not in spec.constants
+    hinted = src.replace("BLOCK=4096\n", "BLOCK=4096, num_warps=2\n")  # the hint is the user's word
+    (spec,), _ = build_specs(kernel_of(hinted), "cuda:90")
+    assert spec.options["num_warps"] == 2

@@ -286,7 +286,7 @@ def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] |
                                         divisibility=None if _no_align(kernel, p) else 16)
             else:
                 values[p.name] = _Value("type", ASSUMED, type="i32")
-    _apply_heuristics(kernel, values, target, reasons, gpu, env)
+    _apply_heuristics(kernel, values, target, reasons, gpu, env, options)
 
     signature: dict[str, str] = {}
     constants: dict[str, Any] = {}
@@ -324,14 +324,17 @@ def _no_align(kernel: KernelInfo, p: Param) -> bool:
 
 
 def _apply_heuristics(kernel: KernelInfo, values: dict[str, _Value], target: str, reasons: dict[str, str],
-                      gpu: str | None = None, env: dict[str, str] | None = None) -> None:
+                      gpu: str | None = None, env: dict[str, str] | None = None,
+                      options: dict[str, tuple[Any, str]] | None = None) -> None:
     """Values `@triton.heuristics` lambdas compute from the values known here, evaluated in the evaluator process
-    (config_eval), never in this one."""
+    (config_eval), never in this one: constexprs into `values`, launch options (`"num_warps": lambda args: ...`, which
+    Triton passes to the launch as it passes a keyword) into `options`."""
     if not kernel.heuristics:
         return
     known = {n: v.value for n, v in values.items() if v.known}
     for name, source in kernel.heuristics.items():
-        if name in values:
+        is_option = kernel.param(name) is None and name in OPTION_NAMES and options is not None
+        if name in values or (is_option and name in options):
             continue  # set by a hint / capture / launch: the user's word wins
         answer = config_eval.shared().call(source, known, target, gpu, kernel.heuristic_programs.get(name), env)
         if "unknown" in answer:
@@ -340,6 +343,10 @@ def _apply_heuristics(kernel: KernelInfo, values: dict[str, _Value], target: str
             continue
         if not answer.get("ok"):
             reasons[name] = f"its @triton.heuristics lambda could not be evaluated ({answer.get('error')})"
+            continue
+        if is_option:
+            if isinstance(answer["value"], (int, bool)) or answer["value"] is None:
+                options[name] = (answer["value"], "heuristics")
             continue
         p = kernel.param(name)
         if p is not None:
