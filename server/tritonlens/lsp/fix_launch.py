@@ -210,15 +210,15 @@ def _at_source(kr: KernelReport, f: Finding, cs: CompiledSpec, index: int, call:
     if src.kind == "launch" and call is not None:
         if kind == "constant":
             return  # a literal block at the launch is usually repeated in its grid: halving one of them is wrong
+        changed = _same_call(kr, cs, index, call, calls, name, kind, value)
         if kind == "option":
             # The launch's other specs change too: first the edit that changes only the specs like the finding's
             # (a larger block), proven on each of them.
             cond = _conditional(kr, f, index, name, kind, value, src, call)
-            if cond is not None and len(cond.proofs) < len([cs for cs in compiled_specs(kr)
-                                                           if _current(cs.spec, name, kind) != value]):
+            if cond is not None and len(cond.proofs) < len(changed):
                 yield cond
         yield LaunchCandidate(f"Use {name}={value} at the launch on line {call.line}", call, name, value, variant,
-                              index, proofs=_same_call(kr, cs, index, call, calls, name, kind, value))
+                              index, proofs=changed[:MAX_PROOFS])
     elif src.kind == "constant" and src.span is not None and not src.shared:
         yield LaunchCandidate(f"Set {src.local} = {value} on line {src.line} (was {src.text})", call, name, value,
                               variant, index, "constant", _replace(src.span, str(value)), source=src)
@@ -245,11 +245,9 @@ def _at_source(kr: KernelReport, f: Finding, cs: CompiledSpec, index: int, call:
 def _same_call(kr: KernelReport, cs: CompiledSpec, index: int, call: LaunchCall, calls: list[LaunchCall], name: str,
                kind: str, value: int) -> list[tuple[int, SpecVariant]]:
     """What an edit of `call` changes: the finding's spec first, then every other compiled spec launched by that call
-    whose value it changes (at most MAX_PROOFS in all), each with the new value."""
+    whose value it changes, each with the new value (the caller proves at most MAX_PROOFS of them)."""
     out = [(index, _variant(kr, cs.spec, name, kind, value))]
     for other in compiled_specs(kr):
-        if len(out) >= MAX_PROOFS:
-            break
         if other is cs or _current(other.spec, name, kind) == value or \
                 _call_for(other.spec.origins.get(name, ""), list(calls), other.spec) is not call:
             continue
