@@ -44,6 +44,13 @@ MAX_SHAPES = 3  # distinct launches timed per spec
 COVER = 0.9  # ... until they cover this share of its counted launches
 AGREEMENT = 0.15  # replay and real run agree when within this of each other
 METHOD = "triton.testing.do_bench: warm-up 25 ms, median of 100 ms of runs, L2 flushed before each run (L2 cold)"
+# --warm-l2: as a program that just wrote its inputs sees a kernel (the real run of a test or a training step): the
+# launch repeated with nothing in between, each timed alone by events after a GPU spin, so that the start event fires
+# when the kernel can start rather than when the host began submitting it (as capture --time does).
+WARM_REPS = 50
+METHOD_WARM = (f"CUDA events around each of {WARM_REPS} launches after a GPU spin, median, inputs left in L2 by the "
+               "previous launch (L2 warm)")
+WARM_SPIN_CYCLES = 500_000
 
 
 @dataclass
@@ -192,14 +199,18 @@ def _child_main(job_file: str) -> int:
 
     with open(job_file, encoding="utf-8") as f:
         spec = json.load(f)
+    warm = bool(spec.get("warm_l2"))
     for n, job in enumerate(spec["jobs"]):
         started = time.perf_counter()
         try:
             launch = prepare_replay(job, torch)
             launch()
             torch.cuda.synchronize()
-            ms = triton.testing.do_bench(launch, warmup=25, rep=100, return_mode="median")
-            out = {"n": n, "time_us": ms * 1000.0}
+            if warm:
+                out = {"n": n, "time_us": _warm_time_us(launch, torch)}
+            else:
+                ms = triton.testing.do_bench(launch, warmup=25, rep=100, return_mode="median")
+                out = {"n": n, "time_us": ms * 1000.0}
         except Exception as exc:  # noqa: BLE001 — one spec's failure is reported, the others go on
             out = {"n": n, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]}
             if "CUDA" in str(exc) or "illegal" in str(exc).lower():
@@ -210,6 +221,23 @@ def _child_main(job_file: str) -> int:
     return 0
 
 
+def _warm_time_us(launch, torch) -> float:
+    """The median of WARM_REPS launches, each between two events with a GPU spin queued before the first (L2 warm)."""
+    spin = getattr(torch.cuda, "_sleep", None)
+    times = []
+    for _ in range(WARM_REPS):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if spin is not None:
+            spin(WARM_SPIN_CYCLES)
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0)
+    times.sort()
+    return times[len(times) // 2]
+
+
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -218,8 +246,9 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def run_on_gpu(jobs: list[Job], root: str, timeout: float, progress=None) -> list[BenchResult]:
-    """Replay each job's distinct launches (Job.shapes), file by file; the first one's time is the spec's."""
+def run_on_gpu(jobs: list[Job], root: str, timeout: float, progress=None, warm_l2: bool = False) -> list[BenchResult]:
+    """Replay each job's distinct launches (Job.shapes), file by file; the first one's time is the spec's. `warm_l2`:
+    time as the real run sees a kernel whose inputs were just written (METHOD_WARM), not L2-cold."""
     gpu = local_gpu()
     results = [_result(j, gpu, measured=False) for j in jobs]
     by_file: dict[str, list[tuple[int, int]]] = {}  # path -> (job, shape) replays
@@ -230,9 +259,9 @@ def run_on_gpu(jobs: list[Job], root: str, timeout: float, progress=None) -> lis
         while pending:
             batch = [Job(jobs[i].path, jobs[i].kernel, {**jobs[i].capture, "launch": jobs[i].shapes[k]["launch"]},
                          jobs[i].label) for i, k in pending]
-            done = _replay_batch(path, batch, root, timeout)
+            done = _replay_batch(path, batch, root, timeout, warm_l2)
             for n, out in done.items():
-                _take(results, pending[n], out, progress)
+                _take(results, pending[n], out, progress, warm_l2)
             finished = max(done) + 1 if done else 1  # a child that died before any answer: the first one faulted
             if not done:
                 _take(results, pending[0], {"error": "the replay process died before answering (a fault or a crash "
@@ -241,7 +270,8 @@ def run_on_gpu(jobs: list[Job], root: str, timeout: float, progress=None) -> lis
     return results
 
 
-def _take(results: list[BenchResult], unit: tuple[int, int], out: dict[str, Any], progress) -> None:
+def _take(results: list[BenchResult], unit: tuple[int, int], out: dict[str, Any], progress,
+          warm_l2: bool = False) -> None:
     r, k = results[unit[0]], unit[1]
     shape = r.shapes[k]
     if "time_us" in out:
@@ -250,19 +280,20 @@ def _take(results: list[BenchResult], unit: tuple[int, int], out: dict[str, Any]
         shape["error"] = out.get("error", "the replay failed")
     if k == 0:
         if "time_us" in out:
-            r.time_us, r.measured, r.method = out["time_us"], True, METHOD
+            r.time_us, r.measured, r.method = out["time_us"], True, METHOD_WARM if warm_l2 else METHOD
         else:
             r.error = shape["error"]
         if progress:
             progress(r)
 
 
-def _replay_batch(path: str, jobs: list[Job], root: str, timeout: float) -> dict[int, dict[str, Any]]:
+def _replay_batch(path: str, jobs: list[Job], root: str, timeout: float,
+                  warm_l2: bool = False) -> dict[int, dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="tritonlens-bench-") as tmp:
         job_file = os.path.join(tmp, "jobs.json")
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump({"jobs": [{"path": os.path.abspath(j.path), "qualname": j.kernel, "capture": j.capture,
-                                 "workspace_root": root} for j in jobs]}, f)
+                                 "workspace_root": root} for j in jobs], "warm_l2": warm_l2}, f)
         proc = subprocess.Popen([sys.executable, "-m", "tritonlens.gpu.bench", "--replay-jobs", job_file],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
         try:
@@ -356,7 +387,8 @@ def render(results: list[BenchResult]) -> str:
     g = results[0].gpu
     head = (f"{g.get('name')} ({g.get('sms')} SMs, {g.get('memory_bandwidth', 0) / 1e12:.2f} TB/s peak"
             + (f", SM clock {g['clock_mhz']} MHz" if g.get("clock_mhz") else "") + ")")
-    lines = [head + (f" — {METHOD}" if measured else
+    method = next((r.method for r in results if r.measured and r.method), METHOD)
+    lines = [head + (f" — {method}" if measured else
                      " — virtual GPU: static floors, nothing measured (no GPU here)")]
     real = measured and any(r.real_us for r in results)
     rows = [("kernel", "spec", "grid", "bytes", "time" if measured else "floor", "% HBM peak", "launches",
@@ -417,6 +449,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--gpu", default=None, help="without a GPU: the virtual GPU (h100, h200, b200, a100, ...)")
     p.add_argument("--static", action="store_true", help="static floors only, even on a GPU machine")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per spec before a replay is stopped")
+    p.add_argument("--warm-l2", action="store_true",
+                   help="time with the inputs left in L2 by the previous launch, as a program that just wrote them "
+                        "sees the kernel (default: L2 flushed before each run)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="append results here (default .tritonlens/bench.jsonl)")
     p.add_argument("--replay-jobs", help=argparse.SUPPRESS)
@@ -454,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r.kernel} {r.label}: {fmt_us(r.time_us) if r.measured else 'FAILED ' + str(r.error)}",
                   file=sys.stderr, flush=True)
 
-        results = run_on_gpu(jobs, root, args.timeout, progress)
+        results = run_on_gpu(jobs, root, args.timeout, progress, warm_l2=args.warm_l2)
         saved = save(results, root, args.output)
     else:
         try:
