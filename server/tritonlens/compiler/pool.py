@@ -111,7 +111,8 @@ class _Worker:
     spawn re-imports the parent's `__main__` in the child, which runs a user's unguarded script again and fails
     outright from a REPL or stdin. Its stdout goes to our stderr: in `tritonlens serve`, stdout is the LSP channel."""
 
-    def __init__(self) -> None:
+    def __init__(self, python: str | None = None) -> None:
+        self.python = python or sys.executable  # another interpreter: another Triton release's environment
         self.proc: subprocess.Popen | None = None
         self.conn: _Channel | None = None
 
@@ -122,7 +123,7 @@ class _Worker:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w)],
+                [self.python, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w)],
                 pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=2, env=env,
                 close_fds=True)
         finally:
@@ -138,7 +139,7 @@ class _Worker:
             why = self.describe_death()
             self.kill()
             raise RuntimeError(f"compile worker failed to start ({why}); is triton installed for "
-                               f"{sys.executable}?") from None
+                               f"{self.python}?") from None
         if not isinstance(hello, dict) or not hello.get("ready"):
             raise RuntimeError(f"compile worker failed to start: {hello}")
 
@@ -175,8 +176,9 @@ class CompileService:
     """`submit(job) -> Future[Artifacts]`. Thread-safe. Workers start lazily, on the first job. Queued jobs run by
     `job.priority`, then in submission order."""
 
-    def __init__(self, max_workers: int = 2, memory_mb: int = DEFAULT_MEMORY_MB) -> None:
+    def __init__(self, max_workers: int = 2, memory_mb: int = DEFAULT_MEMORY_MB, python: str | None = None) -> None:
         self.max_workers = max(1, int(max_workers))
+        self.python = python or sys.executable  # the workers' interpreter (compare runs another Triton's)
         self.memory_mb = int(memory_mb)  # resident memory per worker, in MB; 0 = unbounded
         self._queue: queue.PriorityQueue = queue.PriorityQueue()
         self._threads: list[threading.Thread] = []
@@ -262,7 +264,7 @@ class CompileService:
                 t.start()
 
     def _loop(self) -> None:
-        w = _Worker()
+        w = _Worker(self.python)
         try:
             while True:
                 _, _, job, fut = self._queue.get()
