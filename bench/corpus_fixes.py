@@ -1,7 +1,7 @@
 """The quick fixes tritonlens offers for every warning of a corpus check, each proven as the editor proves it.
 
 For each warning or error of `tritonlens check CORPUS` (the same Checker, captures included), the candidates the
-editor would try (lsp.actions.fix_candidates), each re-compiled as the editor does (lsp.actions.prove), in the same
+editor would try (fixes.search.fix_candidates), each re-compiled as the editor does (fixes.search.prove), in the same
 order and up to the same number per finding. Printed as a Markdown table: where the fix edits (launch / config /
 heuristics / constant / kernel / assumption / pointer-only), what changed, whether anything got worse. Candidates the
 re-compile did not prove are listed as "not proven", with why (the finding still there, and what did change).
@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "server"))
 
 from tritonlens.cli import _collect_files  # noqa: E402
-from tritonlens.lsp import actions, fix_configs, fix_launch  # noqa: E402
+from tritonlens.fixes import configs as fix_configs, hints, launch as fix_launch, search  # noqa: E402
 from tritonlens.pipeline import Checker, find_workspace_root  # noqa: E402
 from tritonlens.settings import Settings  # noqa: E402
 
@@ -53,7 +53,7 @@ def edit_place(cand) -> str:
         return "pointer-only" if cand.is_pointer else cand.where
     if isinstance(cand, fix_configs.ConfigCandidate):
         return "config"
-    if isinstance(cand, actions.Candidate):
+    if isinstance(cand, hints.Candidate):
         return "assumption"
     return getattr(cand, "where", "kernel")
 
@@ -75,7 +75,7 @@ def fixes_for(checker: Checker, settings: Settings, path: str, text: str, kr, f,
               counts: dict[str, int]) -> list[Row]:
     """The fixes the editor would offer for finding `f`, as rows (one "none" row when nothing is proven)."""
     root = find_workspace_root(path)
-    cands, limit = actions.fix_candidates(kr, f, text, f.code, root)
+    cands, limit = search.fix_candidates(kr, f, text, f.code, root)
     rows: list[Row] = []
     groups: set = set()
     where = f"{os.path.relpath(path, root)}:{f.line}"
@@ -87,7 +87,7 @@ def fixes_for(checker: Checker, settings: Settings, path: str, text: str, kr, f,
             continue
         counts["tried"] += 1
         t0 = time.perf_counter()
-        said, traded = actions.prove(checker, settings, path, text, kr, f, cand)
+        said, traded = search.prove(checker, settings, path, text, kr, f, cand)
         took = time.perf_counter() - t0
         if said is None:
             counts["not proven"] += 1
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                     if f.severity not in ("warning", "error") or (codes and f.code not in codes):
                         continue
                     warnings += 1
-                    if f.code not in actions.CANDIDATES:
+                    if f.code not in hints.CANDIDATES:
                         rows.append(Row(f"{os.path.relpath(report.path, find_workspace_root(report.path))}:{f.line}",
                                         f.code, kr.name, "none", "(no quick fix for this code)", False, 0.0))
                         continue

@@ -1,5 +1,5 @@
-"""For every narrow access (PTX001 / PTX002) of a corpus check: is the full-block fix (lsp/fix_tail) offered, and
-does its re-compile prove it, as the editor would (lsp.actions.prove)? Prints one line per finding and the totals:
+"""For every narrow access (PTX001 / PTX002) of a corpus check: is the full-block fix (fixes/tail) offered, and
+does its re-compile prove it, as the editor would (fixes.search.prove)? Prints one line per finding and the totals:
 offered and proven, offered but not proven (what the fast path's re-compile still showed), not offered (why: the
 cause is not the mask, or what in the kernel made dropping the mask unsound or unreadable).
 
@@ -18,7 +18,7 @@ from collections import Counter
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "server"))
 
-from tritonlens.lsp import actions, fix_tail  # noqa: E402
+from tritonlens.fixes import search, tail as fix_tail  # noqa: E402
 from tritonlens.pipeline import Checker  # noqa: E402
 from tritonlens.settings import Settings  # noqa: E402
 
@@ -49,7 +49,7 @@ def main() -> None:
                         print(f"{where}: not offered — {reason}")
                         continue
                     (cand,) = fix_tail.candidates(kr, f, text)
-                    said, traded = actions.prove(checker, settings, report.path, text, kr, f, cand)
+                    said, traded = search.prove(checker, settings, report.path, text, kr, f, cand)
                     state = "proven" if said else "not proven"
                     totals[f"offered, {state}"] += 1
                     print(f"{where}: {cand.label} — {said or 'not proven'}" + (" [trade]" if traded else ""))

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from tritonlens.lsp import fix_launch
+from tritonlens.fixes import launch as fix_launch
 from tritonlens.device.targets import has_local_gpu
-from tritonlens.lsp.actions import whole_row_blocks
+from tritonlens.frontend.value_sources import whole_row_blocks
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(REPO, "examples", "bad", "matmul_spill.py"), encoding="utf-8") as fh:

@@ -9,8 +9,9 @@ import textwrap
 import pytest
 
 from tritonlens.frontend.value_sources import where_set
-from tritonlens.lsp import actions, fix_launch
-from tritonlens.lsp.fix_configs import _apply, metric_changes
+from tritonlens.fixes import launch as fix_launch, search
+from tritonlens.fixes.configs import metric_changes
+from tritonlens.fixes.edit import apply_edits as _apply
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 
@@ -55,8 +56,8 @@ def _proven(checker, path, text, code="SASS001"):
     """(kernel report, finding, [(candidate, title tail, traded)] for every candidate, proven or not)."""
     (kr,) = checker.check_file(str(path), text).kernels
     (f,) = [g for g in kr.findings if g.code == code and g.line == kr.kernel.def_line]
-    cands, _ = actions.fix_candidates(kr, f, text, code, str(path.parent))
-    return kr, f, [(c, *actions.prove(checker, Settings(), str(path), text, kr, f, c)) for c in cands]
+    cands, _ = search.fix_candidates(kr, f, text, code, str(path.parent))
+    return kr, f, [(c, *search.prove(checker, Settings(), str(path), text, kr, f, c)) for c in cands]
 
 
 def _recheck(checker, path, text):
@@ -198,19 +199,21 @@ def test_a_helper_computed_value_gets_a_pointer_and_a_conditional_launch_fix_pro
         (kr,) = checker.check_file(str(path)).kernels
         assert sorted(cs.spec.constants["BLOCK_SIZE"] for cs in kr.compiled) == [1024, 4096, 16384, 16384]
         (f,) = [g for g in kr.findings if g.code == "SASS001" and g.line == kr.kernel.def_line]
-        cands, _ = actions.fix_candidates(kr, f, _NORM, "SASS001", str(liger_like))
+        cands, _ = search.fix_candidates(kr, f, _NORM, "SASS001", str(liger_like))
         pointer = next(c for c in cands if c.where == "pointer")
         # the pointer names the helper's line that sets num_warps and the line of this file that calls it
         assert pointer.label == ("num_warps comes from calculate_settings(n_cols) at utils.py:10 "
                                  f"(line {_line(_NORM, 'calculate_settings(n_cols)')}): num_warps=8")
-        said, traded = actions.prove(checker, Settings(), str(path), _NORM, kr, f, pointer)
+        said, traded = search.prove(checker, Settings(), str(path), _NORM, kr, f, pointer)
         # the spill goes, and the registers it takes cut occupancy: the title says so (the trade)
         assert said.startswith("removes SASS001 (") and "spilled → 0" in said, said
         assert "; but occupancy 100% → 12%" in said and traded, said
         assert pointer.edits == []  # no blind edit of the helper
+        from tritonlens.lsp import actions  # the pointer as the editor offers it
+
         diag = actions.types.Diagnostic(range=actions.types.Range(actions.types.Position(8, 0),
                                                                   actions.types.Position(8, 3)), message="spill")
-        action = actions._action("file:///norm.py", diag, pointer, said, traded, [])
+        action = actions._action("file:///norm.py", diag, search.make_fix(pointer, said, traded, []))
         assert action.edit is None and action.command.command == actions.SHOW_SOURCE
         assert action.command.arguments == [str(liger_like / "pkg" / "utils.py"), 10]
 
@@ -223,7 +226,7 @@ def test_a_helper_computed_value_gets_a_pointer_and_a_conditional_launch_fix_pro
         assert len(proven_on) == 2 and all(kr.compiled[i].spec.constants["BLOCK_SIZE"] == 16384
                                            for i, _ in cond.proofs)
         assert all(v.options == (("num_warps", 8),) for _, v in cond.proofs)
-        said, traded = actions.prove(checker, Settings(), str(path), _NORM, kr, f, cond)
+        said, traded = search.prove(checker, Settings(), str(path), _NORM, kr, f, cond)
         assert said.startswith("removes SASS001 on 2 captured specs (BLOCK_SIZE=16384: ") and traded, said
         assert said.count("spilled → 0") == 2 and "but occupancy 100% → 12% (BLOCK_SIZE=16384)" in said, said
         assert "[proven on 2 specs]" in said
@@ -239,10 +242,10 @@ def test_a_conditional_that_makes_a_selected_spec_worse_is_withheld(liger_like, 
     with Checker(Settings(target="cuda:90", all_captures=True)) as checker:
         (kr,) = checker.check_file(str(path)).kernels
         (f,) = [g for g in kr.findings if g.code == "SASS001" and g.line == kr.kernel.def_line]
-        cands, _ = actions.fix_candidates(kr, f, _NORM, "SASS001", str(root))
+        cands, _ = search.fix_candidates(kr, f, _NORM, "SASS001", str(root))
         cond = next(c for c in cands if c.where == "conditional" and c.value == 8)
         assert sorted(kr.compiled[i].spec.constants["BLOCK_SIZE"] for i, _ in cond.proofs) == [16384, 32768]
-        assert actions.prove(checker, Settings(), str(path), _NORM, kr, f, cond) == (None, False)
+        assert search.prove(checker, Settings(), str(path), _NORM, kr, f, cond) == (None, False)
 
 
 def test_metric_changes_lists_every_metric_and_the_ones_that_got_worse():
@@ -279,10 +282,10 @@ def test_a_config_block_read_from_a_module_constant_is_halved_in_the_constant(ch
     path.write_text(text)
     (kr,) = checker.check_file(str(path)).kernels
     (f,) = [g for g in kr.findings if g.code == "RES001"]
-    cands, _ = actions.fix_candidates(kr, f, text, "RES001", str(tmp_path))
+    cands, _ = search.fix_candidates(kr, f, text, "RES001", str(tmp_path))
     (block,) = [c for c in cands if "BLOCK_N 256 → 128" in c.label]
     assert block.label.endswith(f"BLOCK_N 256 → 128 (sets WIDE_N = 128 on line {_line(text, 'WIDE_N = 256')})")
-    said, traded = actions.prove(checker, Settings(), str(path), text, kr, f, block)
+    said, traded = search.prove(checker, Settings(), str(path), text, kr, f, block)
     assert said.startswith("removes RES001; shared 240.0 KB → ") and not traded, said
     fixed = _apply(text, block.edits)
     assert "WIDE_N = 128\n" in fixed and '"BLOCK_N": WIDE_N' in fixed
@@ -294,7 +297,7 @@ def test_a_config_block_read_from_a_module_constant_is_halved_in_the_constant(ch
     shared = _autotuned("WIDE_N // 2")
     (kr,) = checker.check_file(str(path), shared).kernels
     (f,) = [g for g in kr.findings if g.code == "RES001"]
-    cands, _ = actions.fix_candidates(kr, f, shared, "RES001", str(tmp_path))
+    cands, _ = search.fix_candidates(kr, f, shared, "RES001", str(tmp_path))
     (block,) = [c for c in cands if "BLOCK_N 256 → 128" in c.label]
     assert block.label.endswith("(WIDE_N is read elsewhere too: the Config gets 128)")
     fixed = _apply(shared, block.edits)
@@ -310,14 +313,14 @@ def test_a_heuristics_lambda_of_args_gets_a_pointer_and_a_conditional_in_the_lam
     path = liger_workspace(tmp_path, [_capture(1024, 4), _capture(4096, 4), _capture(16384, 4)], text)
     (kr,) = checker.check_file(str(path), workspace_root=str(tmp_path)).kernels
     (f,) = [g for g in kr.findings if g.code == "SASS001" and g.line == kr.kernel.def_line]
-    cands, _ = actions.fix_candidates(kr, f, text, "SASS001", str(tmp_path))
+    cands, _ = search.fix_candidates(kr, f, text, "SASS001", str(tmp_path))
     heur = _line(text, "@triton.heuristics")
     pointer = next(c for c in cands if c.where == "pointer")
     assert pointer.label == (f'num_warps comes from its @triton.heuristics lambda on line {heur} '
                              '(max(4, args["BLOCK_SIZE"] // 8192)): num_warps=8')
     cond = next(c for c in cands if c.where == "conditional")
     assert [kr.compiled[i].spec.constants["BLOCK_SIZE"] for i, _ in cond.proofs] == [16384]
-    said, traded = actions.prove(checker, Settings(), str(path), text, kr, f, cond)
+    said, traded = search.prove(checker, Settings(), str(path), text, kr, f, cond)
     assert said.startswith("removes SASS001 (") and "spilled → 0" in said, said
     fixed = _apply(text, cond.edits)
     assert ('lambda args: 8 if args["BLOCK_SIZE"] >= 16384 else (max(4, args["BLOCK_SIZE"] // 8192))})'
@@ -340,14 +343,14 @@ def test_a_launch_on_tritons_default_warps_gets_a_conditional_for_the_blocks_tha
     with Checker(Settings(target="cuda:90", all_captures=True)) as checker:
         (kr,) = checker.check_file(str(path)).kernels
         (f,) = [g for g in kr.findings if g.code == "SASS001" and g.line == kr.kernel.def_line]
-        cands, _ = actions.fix_candidates(kr, f, _DEFAULT_WARPS, "SASS001", str(tmp_path))
+        cands, _ = search.fix_candidates(kr, f, _DEFAULT_WARPS, "SASS001", str(tmp_path))
         launch_line = _line(_DEFAULT_WARPS, "_norm_kernel[(")
         labels = [c.label for c in cands if c.option == "num_warps"]
         assert labels[:2] == [f"Use num_warps=8 if BLOCK_SIZE >= 16384 else 4 at the launch on line {launch_line}",
                               f"Use num_warps=8 at the launch on line {launch_line}"], labels
         cond = cands[[c.label for c in cands].index(labels[0])]
         assert sorted(kr.compiled[i].spec.constants["BLOCK_SIZE"] for i, _ in cond.proofs) == [16384, 65536]
-        said, traded = actions.prove(checker, Settings(), str(path), _DEFAULT_WARPS, kr, f, cond)
+        said, traded = search.prove(checker, Settings(), str(path), _DEFAULT_WARPS, kr, f, cond)
         # 16384 loses its spill, 65536 keeps less than half of it: offered as "reduces", with the trade, not preferred
         assert said.startswith("reduces SASS001 on 2 captured specs (BLOCK_SIZE=16384: ") and traded, said
         assert cond.partial and "spilled → 0" in said and "BLOCK_SIZE=65536: " in said, said
@@ -356,5 +359,5 @@ def test_a_launch_on_tritons_default_warps_gets_a_conditional_for_the_blocks_tha
         compile(fixed, "norm.py", "exec")
         # The edit for every launch is proven on every spec it changes, the 1024 row too
         plain = cands[[c.label for c in cands].index(labels[1])]
-        said, _ = actions.prove(checker, Settings(), str(path), _DEFAULT_WARPS, kr, f, plain)
+        said, _ = search.prove(checker, Settings(), str(path), _DEFAULT_WARPS, kr, f, plain)
         assert said.startswith("reduces SASS001 on 3 captured specs") and "[proven on 3 specs]" in said, said

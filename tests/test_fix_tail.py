@@ -14,7 +14,7 @@ import textwrap
 import pytest
 from pytest_lsp import LanguageClient
 
-from tritonlens.lsp import fix_tail
+from tritonlens.fixes import tail as fix_tail
 from tritonlens.report.irviews import SpecView, compiled_specs
 from tritonlens.settings import Settings
 

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from tritonlens.device.targets import has_local_gpu
-from tritonlens.lsp import fix_tail
+from tritonlens.fixes import tail as fix_tail
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(REPO, "examples", "bad", "vector_add_unaligned.py"), encoding="utf-8") as fh:

@@ -24,6 +24,7 @@ from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, S
 from .report.kernel import (demote_assumed_errors, error_finding, finish_report, load_error_finding,
                      skipped_autotune_configs)
 from .settings import Settings
+from .source import read_source
 from .device.virtual_gpu import compile_target, resolve as resolve_gpu
 
 log = logging.getLogger(__name__)
@@ -100,19 +101,6 @@ def _capture_search(start: str) -> Iterator[str]:
         if os.path.exists(os.path.join(cur, ".git")) or real == home:
             return
         cur = os.path.dirname(cur)
-
-
-def read_source(path: str) -> tuple[str | None, str | None]:
-    """(text, None) or (None, a one-line message naming the file)."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as exc:
-        return None, f"{path}: cannot read the file ({exc.strerror or exc})"
-    try:
-        return raw.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        return None, f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); skipped"
 
 
 def is_device_helper(kernel: KernelInfo, kernels: list[KernelInfo], text: str) -> bool:

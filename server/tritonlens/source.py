@@ -1,4 +1,5 @@
-"""Text helpers shared by the parsers: source segments of AST nodes in linear time, top-level comma splitting.
+"""Source files and text helpers shared by the stages: a file read as UTF-8 text (`read_source`), source
+segments of AST nodes in linear time, top-level comma splitting.
 
 `ast.get_source_segment` splits the whole text on every call, which is quadratic over a file with many calls
 (launch-site scans ask thousands of times per file). `SourceText` splits once, the same way (\\r\\n, \\r, \\n), and
@@ -124,3 +125,16 @@ def is_main_guard(node: ast.stmt) -> bool:
     test = node.test
     return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__") or (
         isinstance(test, ast.Compare) and any(isinstance(c, ast.Name) and c.id == "__name__" for c in test.comparators))
+
+
+def read_source(path: str) -> tuple[str | None, str | None]:
+    """(text, None) or (None, a one-line message naming the file)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        return None, f"{path}: cannot read the file ({exc.strerror or exc})"
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); skipped"

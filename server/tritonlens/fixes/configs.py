@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from lsprotocol import types
-
 from ..frontend.config_spans import ConfigSource, Span, config_sources
 from ..frontend.specs import CONFIG_LABEL
 from ..frontend.value_sources import config_constant
 from ..model import CompiledSpec, Finding, KernelReport
 from ..report.kernel import config_labels
 from ..report.cost import fmt_bytes
+from .edit import Edit, Position, Range, apply_edits
 
 MAX_STAGE_STEPS = 3  # num_stages tried downwards from the config's value, first that removes the finding wins
 
@@ -31,27 +30,14 @@ def holding(kr: KernelReport, f: Finding) -> list[CompiledSpec]:
     return [cs for cs in kr.compiled if cs.spec.key() in keys]
 
 
-def _range(span: Span) -> types.Range:
-    return types.Range(types.Position(span[0] - 1, span[1]), types.Position(span[2] - 1, span[3]))
-
-
-def _apply(text: str, edits: list[types.TextEdit]) -> str:
-    lines = text.splitlines(keepends=True)
-    starts = [0]
-    for ln in lines:
-        starts.append(starts[-1] + len(ln))
-
-    def off(p: types.Position) -> int:
-        return starts[min(p.line, len(lines))] + p.character
-    for e in sorted(edits, key=lambda e: off(e.range.start), reverse=True):
-        text = text[:off(e.range.start)] + e.new_text + text[off(e.range.end):]
-    return text
+def _range(span: Span) -> Range:
+    return Range(Position(span[0] - 1, span[1]), Position(span[2] - 1, span[3]))
 
 
 class ConfigCandidate:
     """One edit of one Config call: `group` names the alternatives of which only the first that works is offered."""
 
-    def __init__(self, config: int, label: str, edits: list[types.TextEdit], group: str, what: str = "",
+    def __init__(self, config: int, label: str, edits: list[Edit], group: str, what: str = "",
                  removes: bool = False, change: dict[str, Any] | None = None):
         self.config, self.label, self.edits, self.group = config, label, edits, group
         self.what, self.removes = what, removes
@@ -61,16 +47,15 @@ class ConfigCandidate:
         self.new_text = ""
         self.shift = 0
 
-    def apply(self, text: str) -> tuple[list[types.TextEdit], str, int]:
-        return self.edits, _apply(text, self.edits), 0
+    def apply(self, text: str) -> tuple[list[Edit], str, int]:
+        return self.edits, apply_edits(text, self.edits), 0
 
 
-def _set_option(src: ConfigSource, name: str, value: int) -> types.TextEdit:
+def _set_option(src: ConfigSource, name: str, value: int) -> Edit:
     if name in src.options:
-        return types.TextEdit(range=_range(src.options[name]), new_text=str(value))
+        return Edit(_range(src.options[name]), str(value))
     line, col = src.close_paren
-    at = types.Range(types.Position(line - 1, col), types.Position(line - 1, col))
-    return types.TextEdit(range=at, new_text=f", {name}={value}")
+    return Edit.insert(line - 1, col, f", {name}={value}")
 
 
 def _short_label(text: str, limit: int = 3) -> str:
@@ -92,7 +77,7 @@ def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[ConfigCandid
     return _each(kr, f, sources, sorted(set(held)), labels, by_index, text)
 
 
-def _block_edit(kr: KernelReport, src: ConfigSource, k: str, v: int, text: str) -> tuple[types.TextEdit, str]:
+def _block_edit(kr: KernelReport, src: ConfigSource, k: str, v: int, text: str) -> tuple[Edit, str]:
     """Halve block kwarg `k` (value `v`) of one Config: in the Config, or in the module constant it reads when nothing
     else reads that constant. (edit, what the label adds)."""
     half = str(v // 2)
@@ -101,12 +86,11 @@ def _block_edit(kr: KernelReport, src: ConfigSource, k: str, v: int, text: str) 
         span = src.kwargs[k]
         const = config_constant(kr.kernel.path, text, kr.kernel.func_name or kr.name, name, (span[0], span[1]))
         if const is not None and const.span is not None and not const.shared:
-            return types.TextEdit(range=types.Range(types.Position(const.span[0], const.span[1]),
-                                                    types.Position(const.span[2], const.span[3])), new_text=half), \
+            return Edit.replace(*const.span, half), \
                 f" (sets {name} = {half} on line {const.line})"
-        return types.TextEdit(range=_range(span), new_text=half), \
+        return Edit(_range(span), half), \
             f" ({name} is read elsewhere too: the Config gets {half})"
-    return types.TextEdit(range=_range(src.kwargs[k]), new_text=half), ""
+    return Edit(_range(src.kwargs[k]), half), ""
 
 
 def _block_values(kr: KernelReport, src: ConfigSource, text: str) -> list[tuple[str, int]]:
@@ -148,7 +132,7 @@ def _each(kr: KernelReport, f: Finding, sources: list[ConfigSource], held: list[
             yield ConfigCandidate(n, f"{name}: {k} {v} → {v // 2}{where}", [edit], f"{n}:{k}", change={k: v // 2})
         if f.code == "RES001" and len(sources) > 1:
             yield ConfigCandidate(n, f"Remove config {n} ({_short_label(labels.get(cs.spec.key(), ''))})",
-                                  [types.TextEdit(range=_range(src.remove), new_text="")], f"{n}:remove",
+                                  [Edit(_range(src.remove), "")], f"{n}:remove",
                                   removes=True)
 
 

@@ -8,7 +8,7 @@ no blind edit: a pointer at the line that computes it, saying what the proof sho
 Every fix is proven by re-compiling the spec the finding came from with that one value changed (`SpecVariant`): its
 other options, constexprs and divisibility untouched. Its title lists every metric that changed; one after which
 another finding appears or a metric gets worse says so (the trade) and is not the preferred one. An option set in
-a hint comment or an autotune config is left to the config fixes (fix_configs) and the hint edits ("Tell tritonlens:
+a hint comment or an autotune config is left to the config fixes (`configs`) and the hint edits ("Tell tritonlens:
 …").
 """
 from __future__ import annotations
@@ -18,12 +18,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from lsprotocol import types
-
 from ..frontend.value_sources import ValueSource, where_set, whole_row_blocks
 from ..model import CompiledSpec, Finding, KernelReport, Spec, SpecVariant
 from ..report.irviews import compiled_specs
-from .fix_configs import _apply, holding, metric_changes
+from .configs import holding, metric_changes
+from .edit import Edit, apply_edits
 
 MAX_WARPS = 16
 _LAUNCH_ORIGIN = re.compile(r"launch at (?P<file>[^:]+):(?P<line>\d+)$")
@@ -106,7 +105,7 @@ class LaunchCandidate:
     alternatives of which only the first that works is offered (num_warps 8, then 16)."""
 
     def __init__(self, label: str, call: LaunchCall | None, option: str, value: int, variant: SpecVariant,
-                 spec_index: int, where: str = "launch", edit: types.TextEdit | None = None,
+                 spec_index: int, where: str = "launch", edit: Edit | None = None,
                  proofs: list[tuple[int, SpecVariant]] | None = None, source: ValueSource | None = None,
                  condition: str = ""):
         self.label, self.call, self.option, self.value, self.variant = label, call, option, value, variant
@@ -118,7 +117,7 @@ class LaunchCandidate:
         self.why = ""  # why the proof failed, when it did
         self.partial = False  # set by the proof: the finding stays, its cost at most halved (a spill)
         self.values: dict[str, str] = {}
-        self.edits: list[types.TextEdit] = []
+        self.edits: list[Edit] = []
         self.new_text = ""
         self.shift = 0
 
@@ -126,20 +125,18 @@ class LaunchCandidate:
     def is_pointer(self) -> bool:
         return self.where == "pointer"
 
-    def apply(self, text: str) -> tuple[list[types.TextEdit], str, int]:
+    def apply(self, text: str) -> tuple[list[Edit], str, int]:
         if self.is_pointer:
             return [], text, 0
         if self._edit is not None:
-            return [self._edit], _apply(text, [self._edit]), 0
+            return [self._edit], apply_edits(text, [self._edit]), 0
         assert self.call is not None
         span = self.call.keywords.get(self.option)
         if span is not None:
-            rng = types.Range(types.Position(span[0], span[1]), types.Position(span[2], span[3]))
-            edit = types.TextEdit(range=rng, new_text=str(self.value))
+            edit = Edit.replace(*span, str(self.value))
         else:
-            at = types.Position(*self.call.close)
-            edit = types.TextEdit(range=types.Range(at, at), new_text=f", {self.option}={self.value}")
-        return [edit], _apply(text, [edit]), 0
+            edit = Edit.insert(*self.call.close, f", {self.option}={self.value}")
+        return [edit], apply_edits(text, [edit]), 0
 
 
 def _call_for(spec_origin: str, calls: list[LaunchCall], spec: Spec | None = None) -> LaunchCall | None:
@@ -159,9 +156,8 @@ def _call_for(spec_origin: str, calls: list[LaunchCall], spec: Spec | None = Non
     return fits[0] if len(fits) == 1 else None
 
 
-def _replace(span: tuple[int, int, int, int], new: str) -> types.TextEdit:
-    return types.TextEdit(range=types.Range(types.Position(span[0], span[1]), types.Position(span[2], span[3])),
-                          new_text=new)
+def _replace(span: tuple[int, int, int, int], new: str) -> Edit:
+    return Edit.replace(*span, new)
 
 
 def _variant(kr: KernelReport, spec: Spec, name: str, kind: str, value: int) -> SpecVariant:
@@ -186,7 +182,7 @@ def candidates(kr: KernelReport, f: Finding, text: str, root: str | None = None)
     cs: CompiledSpec = held[0]
     spec = cs.spec
     if "config" in spec.label:
-        return  # an autotune config: fix_configs edits it there
+        return  # an autotune config: fixes.configs edits it there
     index = kr.compiled.index(cs)
     calls = launch_calls(text, kr.kernel.func_name or kr.name)
     path = kr.kernel.path
@@ -298,8 +294,7 @@ def _conditional(kr: KernelReport, f: Finding, index: int, name: str, kind: str,
         f"in @triton.heuristics on line {src.line}"
     first = next((v for i, v in proofs if i == index), proofs[0][1])
     if added:
-        at = types.Position(*call.close)
-        edit = types.TextEdit(range=types.Range(at, at), new_text=f", {name}={expression}")
+        edit = Edit.insert(*call.close, f", {name}={expression}")
     else:
         edit = _replace(span, expression)
     return LaunchCandidate(f"Use {name}={expression} {where}", call, name, value, first, index, "conditional",

@@ -29,11 +29,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from lsprotocol import types
-
 from ..model import Finding, KernelReport
 from ..report.irviews import SpecView, compiled_specs
 from ..source import parse_module
+from .edit import Edit, apply_edits
 
 CODES = ("PTX001", "PTX002")
 _ACCESS = {"load": 1, "store": 2}  # the positional index of `mask` in tl.load / tl.store
@@ -624,19 +623,15 @@ def _plan_loop(t: _Text, fn: ast.FunctionDef, mask: _Mask, loop: ast.For, access
                 guard=f"range(0, {split}, {t.seg(step)})")
 
 
-def apply_plan(text: str, p: Plan) -> tuple[list[types.TextEdit], str]:
-    """The TextEdit over the replaced lines and the new text."""
+def apply_plan(text: str, p: Plan) -> tuple[list[Edit], str]:
+    """The edit over the replaced lines and the new text."""
     lines = text.splitlines(keepends=True)
     old = lines[p.last - 1]
     if old.endswith(("\n", "\r")):
-        end = types.Position(p.last, 0)
-        body = "".join(p.new_lines)
+        edit = Edit.replace(p.first - 1, 0, p.last, 0, "".join(p.new_lines))
     else:
-        end = types.Position(p.last - 1, len(old))
-        body = "".join(p.new_lines).rstrip("\r\n")
-    edit = types.TextEdit(range=types.Range(types.Position(p.first - 1, 0), end), new_text=body)
-    new_text = "".join(lines[:p.first - 1]) + body + "".join(lines[p.last:])
-    return [edit], new_text
+        edit = Edit.replace(p.first - 1, 0, p.last - 1, len(old), "".join(p.new_lines).rstrip("\r\n"))
+    return [edit], apply_edits(text, [edit])
 
 
 # ---------------------------------------------------------------- the candidate and its proof
@@ -651,11 +646,11 @@ class TailCandidate:
         self.label = ("Add an unmasked path for full blocks" if plan.form == "grid"
                       else "Split the loop: full blocks unmasked, the last one masked")
         self.values: dict[str, str] = {}
-        self.edits: list[types.TextEdit] = []
+        self.edits: list[Edit] = []
         self.new_text = ""
         self.shift = 0  # the kernel's def line does not move
 
-    def apply(self, text: str) -> tuple[list[types.TextEdit], str, int]:
+    def apply(self, text: str) -> tuple[list[Edit], str, int]:
         edits, new_text = apply_plan(text, self.plan)
         return edits, new_text, 0
 

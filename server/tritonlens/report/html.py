@@ -379,7 +379,7 @@ class _Page:
 
     # ------------------------------------------------------------ files and page
     def file(self, report) -> str:
-        from ..pipeline import read_source
+        from ..source import read_source
 
         text, problem = read_source(report.path)
         out = [f'<section class="file" data-path="{_e(self.rel(report.path))}"><h1>{_e(self.rel(report.path))}</h1>']
