@@ -316,21 +316,11 @@ NARROW = VECTOR_ADD.replace("n_elements=i32%16", "n_elements=i32")
 
 
 def apply_edits(text: str, edits) -> str:
-    """Apply LSP TextEdits (0-based, character offsets) the way an editor does."""
-    lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for ln in lines:
-        offsets.append(offsets[-1] + len(ln))
+    """Apply LSP TextEdits (0-based, character offsets) the way an editor does: the fix engine's own applier, which
+    reads the same fields."""
+    from tritonlens.fixes.edit import apply_edits as apply
 
-    def pos(p):
-        return offsets[min(p.line, len(lines))] + p.character
-    for e in sorted(edits, key=lambda e: pos(e.range.start), reverse=True):
-        text = text[:pos(e.range.start)] + e.new_text + text[pos(e.range.end):]
-        lines = text.splitlines(keepends=True)
-        offsets = [0]
-        for ln in lines:
-            offsets.append(offsets[-1] + len(ln))
-    return text
+    return apply(text, edits)
 
 
 async def code_actions(client: LanguageClient, uri: str, diag: types.Diagnostic) -> list:

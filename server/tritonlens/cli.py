@@ -77,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--quiet", "-q", action="store_true", help="text format: findings only, no compile summary")
     c.add_argument("--baseline", metavar="FILE",
                    help="report what is new since this baseline (BASE001); findings it already has do not fail")
+    c.add_argument("--fix", action="store_true",
+                   help="apply the preferred fix of each finding (a program edit, re-compiled and proven; only the "
+                        "findings --select keeps) and write the files")
+    c.add_argument("--diff", action="store_true",
+                   help="print the fixes as a unified diff and write nothing (alone or with --fix)")
     _device_flags(c)
 
     i = sub.add_parser("ir", help="print one layer of a kernel's compile: tritonlens ir FILE::KERNEL --stage ptx")
@@ -249,9 +254,14 @@ def cmd_check(args) -> int:
         return EXIT_ERROR
     select = {s.strip().upper() for s in args.select.split(",") if s.strip()} if args.select else None
     settings = _settings_from(args)
+    fixing = args.fix or args.diff
+    if fixing and (args.format != "text" or args.baseline):
+        raise UsageError("--fix and --diff print text and take no --baseline")
     base = _load_baseline(args.baseline) if args.baseline else None
     if args.baseline and base is None:
         return EXIT_ERROR
+    if fixing:
+        return _check_fix(args, files, select, settings)
     reports = []
     progress = _Progress() if sys.stderr.isatty() and not args.quiet else None
     with Checker(settings, select=select, capture_file=args.captures) as checker:
@@ -292,6 +302,51 @@ def cmd_check(args) -> int:
     # With a baseline, what it already had does not fail the check: only what is new (BASE001 and new findings).
     gating = [f for f in findings if f.data.get("baseline_state") != "unchanged"]
     return EXIT_FINDINGS if any(SEVERITY_RANK.get(f.severity, 3) <= 1 for f in gating) else EXIT_OK
+
+
+def _check_fix(args, files: list[str], select: set[str] | None, settings) -> int:
+    """`check --fix` / `--diff`: each file's preferred proven fixes applied (written, or printed as a diff), then
+    what is left reported as `check` does; exit 1 when something at warning or above is left, or (--diff) when a file
+    would change."""
+    from .fixes.apply import fix_file
+    from .pipeline import Checker, find_workspace_root
+    from .source import read_source
+
+    write = not args.diff
+    applied = changed = 0
+    left: list[Finding] = []
+    with Checker(settings, select=select, capture_file=args.captures) as checker:
+        if not args.quiet and write:
+            print(gpu_line(checker.targets()[0], settings.gpu))
+        for report in checker.check_files(files):
+            for msg in report.problems:
+                print(f"tritonlens: {msg}", file=sys.stderr)
+            text, _ = read_source(report.path)
+            if text is None or not report.kernels:
+                left.extend(f for f in report.all_findings() if _keep(f, select))
+                continue
+            done = fix_file(checker, settings, report, text, lambda f: _keep(f, select),
+                            find_workspace_root(report.path))
+            for a in done.applied:
+                verb = "fixed" if write else "would fix"
+                print(f"{_rel(report.path)}:{a.finding.line}: {a.finding.code} {verb}: {a.fix.title}",
+                      file=sys.stderr if not write else sys.stdout)
+            applied += len(done.applied)
+            if done.changed:
+                changed += 1
+                if write:
+                    with open(report.path, "w", encoding="utf-8", newline="") as fh:
+                        fh.write(done.text)
+                else:
+                    sys.stdout.write(done.diff(_rel(report.path)))
+            if write:
+                _print_text(done.report, select, quiet=True)
+            left.extend(f for f in done.report.all_findings() if _keep(f, select))
+    gating = [f for f in left if SEVERITY_RANK.get(f.severity, 3) <= 1]
+    summary = (f"{applied} fix(es) {'applied' if write else 'to apply'} in {changed} file(s), each re-compiled and "
+               f"proven; {len(gating)} finding(s) at warning or above left")
+    print(summary, file=sys.stdout if write else sys.stderr)
+    return EXIT_FINDINGS if gating or (not write and changed) else EXIT_OK
 
 
 def gpu_line(target: str, name: str) -> str:

@@ -1,0 +1,90 @@
+"""`tritonlens check --fix` / `--diff`: the preferred proven fixes of examples/bad/ kernels (copied into a temporary
+folder), compiled for cuda:90 on the CPU. The diff shows the edit and writes nothing; `--fix` writes it, and checking
+the written file again no longer has the finding; a hint edit (tritonlens's own assumption) is never applied."""
+import os
+import shutil
+import textwrap
+
+from conftest import EXAMPLES
+from tritonlens.cli import main as cli_main
+
+BAD = os.path.join(EXAMPLES, "bad")
+
+
+def _copy(tmp_path, name: str) -> str:
+    path = tmp_path / name
+    shutil.copy(os.path.join(BAD, name), path)
+    return str(path)
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    code = cli_main(["check", *argv, "--target", "cuda:90", "--workers", "1"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_diff_shows_the_full_block_path_and_writes_nothing(tmp_path, capsys):
+    path = _copy(tmp_path, "vector_add_unaligned.py")
+    before = open(path, encoding="utf-8").read()
+    code, out, err = _run(capsys, path, "--diff")
+    assert open(path, encoding="utf-8").read() == before  # a dry run
+    assert code == 1  # a file would change
+    assert out.startswith("--- a/") and "+++ b/" in out, out
+    assert "-    x = tl.load(x_ptr + offsets, mask=mask)\n" in out
+    assert "+    if (pid + 1) * BLOCK_SIZE <= n_elements:  # a full block: every lane is in bounds, no mask\n" in out
+    assert "+        x = tl.load(x_ptr + offsets)\n" in out
+    assert "+        tl.store(out_ptr + offsets, x + y, mask=mask)\n" in out  # the last block keeps its mask
+    # one fix, said on stderr with what its re-compile proved
+    assert ":13: PTX001 would fix: Add an unmasked path for full blocks — loads 32 → 128-bit and stores 32 → " \
+        "128-bit on the fast path (re-compiled)" in err, err
+    assert "1 fix(es) to apply in 1 file(s)" in err
+
+
+def test_fix_writes_it_and_the_fast_path_is_no_longer_narrow(tmp_path, capsys):
+    path = _copy(tmp_path, "vector_add_unaligned.py")
+    code, out, _ = _run(capsys, path, "--fix")
+    fixed = open(path, encoding="utf-8").read()
+    assert "    if (pid + 1) * BLOCK_SIZE <= n_elements:" in fixed and "    else:  # the last, partial block" in fixed
+    assert "1 fix(es) applied in 1 file(s)" in out, out
+    # checked again from the written file: the fast path's loads and store (lines 14-16) are 128-bit; the masked
+    # copy of the last block keeps its findings (lines 18-20), by design — so the check still fails
+    code, out, _ = _run(capsys, path, "--format", "json")
+    import json
+
+    lines = sorted((f["code"], f["line"]) for f in json.loads(out) if f["code"].startswith("PTX"))
+    assert lines == [("PTX001", 18), ("PTX001", 19), ("PTX002", 20)], lines
+    assert code == 1
+    # nothing left to fix: the masked copy is not offered the fix again
+    code, out, err = _run(capsys, path, "--diff")
+    assert out == "" and "0 fix(es) to apply" in err
+
+
+def test_select_limits_the_fixes_to_those_codes(tmp_path, capsys):
+    path = _copy(tmp_path, "vector_add_unaligned.py")
+    code, out, err = _run(capsys, path, "--diff", "--select", "SASS001")
+    assert out == "" and "0 fix(es) to apply in 0 file(s)" in err, err
+    assert code == 0  # nothing selected is left at warning or above
+
+
+def test_a_launch_fix_is_applied_and_a_hint_edit_never_is(tmp_path, capsys):
+    """matmul_spill.py spills at num_warps=4. Stated in its hint, the only fix is a hint edit ("Tell tritonlens: the
+    launch uses num_warps=8"): not preferred, not applied. Launched from its own file, the launch call is edited."""
+    path = _copy(tmp_path, "matmul_spill.py")
+    code, out, err = _run(capsys, path, "--fix")
+    assert "0 fix(es) applied" in out and open(path, encoding="utf-8").read() == open(
+        os.path.join(BAD, "matmul_spill.py"), encoding="utf-8").read()
+    text = open(path, encoding="utf-8").read()
+    launched = text[:text.index("# tritonlens:")] + text[text.index("@triton.jit"):] + textwrap.dedent('''
+
+        def matmul(a, b, c, K):
+            grid = (a.shape[0] // 128, b.shape[1] // 128)
+            matmul_spill[grid](a, b, c, K, a.stride(0), b.stride(0), c.stride(0),
+                               BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, num_warps=4, num_stages=2)
+        ''')
+    launch = tmp_path / "mm.py"
+    launch.write_text(launched)
+    code, out, err = _run(capsys, str(launch), "--fix", "--select", "SASS")
+    assert "mm.py:9: SASS001 fixed: Use num_warps=8 at the launch on line 30 — removes SASS001 (" in out, out
+    assert "BLOCK_K=32, num_warps=8, num_stages=2)" in launch.read_text()
+    code, out, _ = _run(capsys, str(launch), "--select", "SASS001", "--format", "json")
+    assert out.strip() == "[]" and code == 0
