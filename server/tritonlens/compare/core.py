@@ -81,6 +81,7 @@ class SpecPair:
     ir_changed: list[str] = field(default_factory=list)
     unverified: str = ""  # why the pair could not be compared (tritonlens's own failure on a side)
     knobs: list[str] = field(default_factory=list)  # spec values that differ besides the target (`num_stages 3 → 2`)
+    capture_id: str = ""  # a captured spec's identity: what `tritonlens bench` results are keyed by
 
     @property
     def gated(self) -> bool:
@@ -342,6 +343,7 @@ def _pair_kernel(path: str, ka: KernelReport, kb: KernelReport | None, paths: li
             continue
         sp = SpecPair(path, ka.kernel.key, ka.kernel.def_line, cs.spec.label, cs.spec.describe(),
                       rec_a["specs"].get(cs.spec.key()), rec_b["specs"].get(other.spec.key()) if other else None)
+        sp.capture_id = cs.spec.capture_id
         sp.a_extra = extras(cs, paths, with_text)
         if other is not None:
             sp.b_extra = extras(other, paths, with_text)
