@@ -83,7 +83,8 @@ def table(outcome: core.Outcome, version: str, env_times: tuple[float, float], g
              "| kernel | spec | regressions | improvements |", "|---|---|---|---|"]
     for p in biggest(outcome, core.KINDS, top):
         regs = "; ".join(("**✗** " if r.gated else "") + f"{r.kind}: {r.text}" for r in p.regressions)
-        lines.append(f"| `{p.path}:{p.def_line}` {p.kernel} | {p.label}: {p.describe} | {regs} | "
+        spec = p.describe if len(p.describe) <= 110 else p.describe[:107] + "..."
+        lines.append(f"| `{p.path}:{p.def_line}` {p.kernel} | {p.label}: {spec} | {regs} | "
                      f"{'; '.join(p.improvements) or ''} |".replace("\n", " "))
     return "\n".join(lines) + "\n"
 

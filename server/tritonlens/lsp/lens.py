@@ -18,6 +18,7 @@ from ..report.irviews import STAGE_TITLES, compiled_specs, view_for
 from .capturing import lens_for as capture_lens_for
 from .profiling import lens_for as profile_lens_for
 from .benching import lens_for as bench_lens_for
+from .compare import lens_for as compare_lens_for
 
 if TYPE_CHECKING:
     from ..model import KernelReport
@@ -123,6 +124,8 @@ def register(server: "Host") -> None:
                     out.append(timing)
                 if (capture := capture_lens_for(st.uri, kr, ls.settings.target, ls.settings.gpu)) is not None:
                     out.append(capture)
+                if (compared := compare_lens_for(st.uri, kr)) is not None:
+                    out.append(compared)
             except Exception as exc:  # noqa: BLE001
                 ls.log(f"code lens failed on {kr.name}: {type(exc).__name__}: {exc}", types.MessageType.Error)
         return out

@@ -115,10 +115,10 @@ class TritonLensServer(LanguageServer):
 
 def create_server() -> TritonLensServer:
     """A fresh server with every feature registered (tests make one each)."""
-    from . import actions, benching, diagnostics, hover, ir_document, lens, lifecycle, profiling
+    from . import actions, benching, compare, diagnostics, hover, ir_document, lens, lifecycle, profiling
 
     server = TritonLensServer()
-    for module in (lifecycle, diagnostics, hover, lens, ir_document, actions, profiling, benching):
+    for module in (lifecycle, diagnostics, hover, lens, ir_document, actions, profiling, benching, compare):
         module.register(server)
     return server
 
