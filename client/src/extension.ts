@@ -3,6 +3,7 @@
 import * as cp from 'child_process';
 import type * as vscode from 'vscode';
 import { CAPTURE_COMMAND, CaptureDeps, captureLaunches } from './capture';
+import { COMPARE_COMMAND, COMPARE_SERVER_COMMAND, CompareAnswer, CompareDeps, compareWithRelease } from './compare';
 import {
   IR_DOCUMENT_REQUEST,
   IR_SCHEME,
@@ -193,6 +194,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       server.executeServerCommand('tritonlens.benchKernel', args),
     ),
     vscodeapi.registerCommand(CAPTURE_COMMAND, (...args: unknown[]) => captureLaunches(args, captureDeps(server, log))),
+    vscodeapi.registerCommand(COMPARE_COMMAND, (...args: unknown[]) => compareWithRelease(args, compareDeps(server))),
     vscodeapi.registerCommand('tritonlens.restartServer', () => server.restart()),
     vscodeapi.registerCommand('tritonlens.showOutput', () => log.show()),
     vscodeapi.registerCommand('tritonlens.selectTarget', async () => {
@@ -232,6 +234,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   render();
   await server.start();
+}
+
+/** `compareWithRelease` wired to VS Code and the server. */
+function compareDeps(server: ServerManager): CompareDeps {
+  return {
+    activeUri: () => {
+      const editor = vscodeapi.activeTextEditor();
+      return editor && editor.document.languageId === 'python' ? editor.document.uri.toString() : undefined;
+    },
+    pick: async (items, title) => (await vscodeapi.showQuickPick(items.map((label) => ({ label })), { title }))?.label,
+    ask: async (prompt, placeHolder) => vscodeapi.showInputBox(prompt, placeHolder, ''),
+    run: async (args) =>
+      vscodeapi.withProgress(
+        `tritonlens: compiling under triton ${args.release ?? args.python} too (the first time also installs it)…`,
+        async () => (await server.executeServerCommand(COMPARE_SERVER_COMMAND, [args])) as CompareAnswer | undefined,
+      ),
+    show: (text) => vscodeapi.showUntitled(text, 'plaintext'),
+    info: (message) => void vscodeapi.showInformationMessage(message),
+  };
 }
 
 /** `captureLaunches` wired to VS Code, a child process in its own process group, and the server. */

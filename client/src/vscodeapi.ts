@@ -167,6 +167,12 @@ export function showInputBox(prompt: string, placeHolder: string, value: string)
   return vscode.window.showInputBox({ prompt, placeHolder, value, ignoreFocusOut: true });
 }
 
+/** A new untitled document holding `content` (a report), shown beside the active editor. */
+export async function showUntitled(content: string, languageId: string): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument({ content, language: languageId });
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+}
+
 export function openExternal(url: string): Thenable<boolean> {
   return vscode.env.openExternal(vscode.Uri.parse(url));
 }
