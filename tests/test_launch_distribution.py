@@ -7,6 +7,7 @@ lists each distinct launch with its count, `Spec.launch_records` holds them most
 LAUNCH002 weigh their findings by the launches that run: a finding of the one edge launch is milder and says so, one
 of the launch that runs most stays a warning. A file written before distributions (no `launch_counts`) still reads,
 and the rules then behave as before. The GPU tests (`capture --time`, bench against the real run) run on a GPU only.
+These are the rules' own severities (severity_from_cost off): what a launch's cost does to them, test_costmodel.py.
 """
 from __future__ import annotations
 
@@ -120,7 +121,7 @@ def test_specs_hold_the_launches_most_launched_first(captured):
     assert folded["launch"]["grid"] == [2112]  # what a replay makes: the most launched, not the first
     assert fold_captures(caps) == caps  # folding again changes nothing
 
-    with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
+    with Checker(Settings(target="cuda:90", max_workers=1, severity_from_cost=False)) as checker:
         report = checker.check_file(str(captured / "rows.py"))
     specs = {kr.kernel.name: cs.spec for kr in report.kernels for cs in kr.compiled}
     assert specs["row_scale"].launches == 51 and specs["tiled_add"].launches == 21
@@ -130,7 +131,7 @@ def test_specs_hold_the_launches_most_launched_first(captured):
 
 @pytest.fixture(scope="module")
 def findings(captured):
-    with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
+    with Checker(Settings(target="cuda:90", max_workers=1, severity_from_cost=False)) as checker:
         report = checker.check_file(str(captured / "rows.py"))
     found = report.all_findings()
     assert not [f for f in found if f.code == "SRC001"]
@@ -172,7 +173,7 @@ def test_a_file_without_distributions_reads_and_weighs_as_before(captured, tmp_p
     caps, problems = load_captures(str(ws), str(ws / "rows.py"))
     assert not problems and all("launch_counts" not in c for c in caps)
     assert sorted(c["launches"] for c in caps) == [21, 51]
-    with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
+    with Checker(Settings(target="cuda:90", max_workers=1, severity_from_cost=False)) as checker:
         report = checker.check_file(str(ws / "rows.py"))
     spec = next(cs.spec for kr in report.kernels for cs in kr.compiled if kr.kernel.name == "row_scale")
     assert [(r["grid"], "count" in r) for r in spec.launch_records] == [([1], False)]  # the first launch
@@ -252,7 +253,7 @@ def test_launches_of_shapes_not_listed_are_said_and_not_judged(captured, tmp_pat
             line["launches"] += 2000
             break
     (ws / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
+    with Checker(Settings(target="cuda:90", max_workers=1, severity_from_cost=False)) as checker:
         found = checker.check_file(str(ws / "rows.py")).all_findings()
     lanes = next(f for f in found if f.code == "LAUNCH001" and f.kernel == "tiled_add")
     assert lanes.severity == "warning", lanes.message  # 20 of the 21 listed launches: not rare

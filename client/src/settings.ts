@@ -21,6 +21,7 @@ export interface ServerSettings {
   smCount: number;
   gpu: string;
   env: Record<string, string>;
+  severityFromCost: boolean;
 }
 
 export const DEFAULT_SETTINGS: Readonly<ServerSettings> = Object.freeze({
@@ -41,6 +42,7 @@ export const DEFAULT_SETTINGS: Readonly<ServerSettings> = Object.freeze({
   smCount: 0,
   gpu: '', // '': the local GPU, else the target's default (see docs/gpu.md)
   env: {},
+  severityFromCost: true,
 });
 
 export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as (keyof ServerSettings)[];
@@ -125,6 +127,7 @@ export function readSettings(get: (key: string) => unknown, problems: SettingPro
     env: pick('env', (v) => typeof v === 'object' && v !== null && !Array.isArray(v)
       && Object.values(v as Record<string, unknown>).every((x) => typeof x === 'string'),
     'is not an object of NAME → string value'),
+    severityFromCost: pick('severityFromCost', (v) => typeof v === 'boolean', 'is not true or false'),
   };
 
   // Rules are checked one by one so a single typo does not drop the user's other choices.

@@ -15,7 +15,7 @@ const EXPECTED_KEYS = [
   'target', 'extraTargets', 'compileOn', 'compileTimeout', 'maxWorkers',
   'moduleExecution', 'stormThreshold', 'rules', 'interpreter',
   'allCaptures', 'maxCapturedSpecs', 'compileMemoryMB', 'maskedLaneThreshold', 'gridFillThreshold', 'smCount',
-  'gpu', 'env',
+  'gpu', 'env', 'severityFromCost',
 ];
 
 const fromObject = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -27,7 +27,7 @@ test('initializationOptions has exactly the documented keys, camelCase, with def
     target: 'auto', extraTargets: [], compileOn: 'save', compileTimeout: 60, maxWorkers: 0,
     moduleExecution: 'definitions', stormThreshold: 3, rules: {}, interpreter: [],
     allCaptures: false, maxCapturedSpecs: 12, compileMemoryMB: 8192, maskedLaneThreshold: 0.25,
-    gridFillThreshold: 0.75, smCount: 0, gpu: '', env: {},
+    gridFillThreshold: 0.75, smCount: 0, gpu: '', env: {}, severityFromCost: true,
   });
 });
 
@@ -37,6 +37,7 @@ test('user values are passed through', () => {
     maxWorkers: 4, moduleExecution: 'full', stormThreshold: 5, rules: { RES002: 'off', PTX001: 'error' },
     interpreter: ['/opt/venv/bin/python'], allCaptures: true, maxCapturedSpecs: 4, compileMemoryMB: 0,
     maskedLaneThreshold: 0.5, gridFillThreshold: 0.9, smCount: 114, gpu: 'h200', env: { MYLIB_DEVICE: 'cuda' },
+    severityFromCost: false,
   };
   assert.deepEqual(initializationOptions(readSettings(fromObject(values))), values);
 });

@@ -310,7 +310,8 @@ class CompileError:
 # Failures of tritonlens, not of the kernel: its memory bound and time-out, a worker that crashed or was cancelled, a
 # compiler tool Triton could not find, a bug of tritonlens. The one list the CLI, the editor and the cache read: such a
 # failure is SRC007 (info: it never sets `check`'s exit code), never SRC001, and never cached.
-OWN_FAILURES = frozenset({"MemoryLimit", "Timeout", "WorkerCrash", "Cancelled", "MissingTool", "InternalError"})
+OWN_FAILURES = frozenset({"MemoryLimit", "Timeout", "WorkerCrash", "Cancelled", "MissingTool", "InternalError",
+                          "ImportTimeout", "ImportCrash"})
 # Of those, the ones that say tritonlens itself is broken here (not a limit it reached): `check` then exits 2, its
 # "internal error", so that a broken installation never passes as a clean check.
 BROKEN_HERE = frozenset({"MissingTool", "InternalError"})
@@ -326,6 +327,17 @@ class Resources:
     local: int = 0  # bytes
 
 
+class StageTexts(dict):
+    """A compile's texts by stage: ttir, ttgir, llir, ptx or amdgcn, sass. The compiler may keep a cubin instead of
+    its SASS (`nvdisasm` takes about as long as the compile) and hand an `ir.sass.LazyAsm`, a StageTexts whose `sass`
+    runs the disassembler when first read; `sass_pending` says whether reading `sass` would still run it (here:
+    never). The language server's `Checker` has the SASS made as each compile's results arrive (`sass_ahead`)."""
+
+    @property
+    def sass_pending(self) -> bool:
+        return False
+
+
 @dataclass
 class Artifacts:
     """What one compile of (kernel, spec, target) produced. Texts are the compiler's own."""
@@ -333,7 +345,7 @@ class Artifacts:
     kernel: str
     spec_key: str
     target: str
-    asm: dict[str, str] = field(default_factory=dict)  # stage -> text (ttir, ttgir, llir, ptx, sass, amdgcn)
+    asm: StageTexts = field(default_factory=StageTexts)  # stage -> text; SASS may be made when read (see StageTexts)
     paths: dict[str, str] = field(default_factory=dict)  # stage -> file in the artefact cache
     metadata: dict[str, Any] = field(default_factory=dict)  # name, num_warps, shared, ...
     resources: Resources = field(default_factory=Resources)
@@ -379,7 +391,13 @@ class Finding:
     def to_json(self) -> dict[str, Any]:
         keys = ("path", "line", "column", "end_line", "end_column", "code", "severity", "message", "kernel",
                 "config", "target")
-        return {k: getattr(self, k) for k in keys}
+        out = {k: getattr(self, k) for k in keys}
+        if "est_gain_us" in self.data:
+            # what the cause costs in the captured launches (checks/costmodel): estimated, or scaled to measured times
+            out["cost"] = {"gain_us": self.data["est_gain_us"], "share": self.data.get("est_share"),
+                           "launch_us": self.data.get("est_launch_us"), "measured": self.data.get("est_measured"),
+                           "bound": self.data.get("est_bound")}
+        return out
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.code, self.message)

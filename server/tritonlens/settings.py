@@ -13,7 +13,7 @@ _CAMEL = {
     "stormThreshold": "storm_threshold", "rules": "rules", "interpreter": "interpreter",
     "allCaptures": "all_captures", "maxCapturedSpecs": "max_captured_specs",
     "maskedLaneThreshold": "masked_lane_threshold", "gridFillThreshold": "grid_fill_threshold", "smCount": "sm_count",
-    "gpu": "gpu", "env": "env",
+    "gpu": "gpu", "env": "env", "severityFromCost": "severity_from_cost",
 }
 
 
@@ -73,6 +73,9 @@ class Settings:
     # The GPU compiles stand for (virtual_gpu: "h100", "h200", "mi300x", ...): what imports see without a GPU, and
     # the SM count and limits findings use. "" = the target's default, or the local GPU with target auto.
     gpu: str = ""
+    # Severity of a cost finding on captured launches from what its cause costs there (checks/costmodel); off: each
+    # rule's own default, the estimate still in the message.
+    severity_from_cost: bool = True
     # Environment variables for the compile workers' imports (a library that reads its device from one).
     env: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list, compare=False)
@@ -204,5 +207,5 @@ _VALIDATORS = {
     "module_execution": _choice("definitions", "full"), "storm_threshold": _positive(int), "rules": _rules,
     "interpreter": _interpreter, "all_captures": _flag, "max_captured_specs": _positive(int),
     "masked_lane_threshold": _fraction, "grid_fill_threshold": _fraction, "sm_count": _count,
-    "gpu": _gpu, "env": _env,
+    "gpu": _gpu, "env": _env, "severity_from_cost": _flag,
 }

@@ -22,6 +22,7 @@ class CheckContext:
     artifacts: Artifacts
     settings: Settings
     source: str | None = None  # the text compiled (an editor's unsaved buffer too): lets rules anchor on tokens
+    costs: list | None = None  # (launch, costmodel.Cost) of each recorded launch, once the checks have run
 
     @property
     def launches(self) -> list[dict]:
@@ -152,6 +153,10 @@ def run_checks(ctx: CheckContext, select: set[str] | None = None) -> list[Findin
             f.data.setdefault("doc", r.doc_url)
             f.data.setdefault("origins", dict(ctx.spec.origins))
         out.extend(found)
+    # Severity from what each cause costs in the captured launch (checks/costmodel), once every rule has spoken.
+    from .costmodel import weigh
+
+    ctx.costs = weigh(ctx, out)
     return out
 
 
@@ -167,7 +172,13 @@ def analyse(kernel, spec, artifacts, settings, source: str | None = None,
     """Metrics and findings of one compiled spec: what the pipeline does with every compile. Pure; the compile
     workers run it right after the compile (in parallel, while the IR is at hand), the pipeline on cache hits."""
     ctx = CheckContext(kernel, spec, artifacts, settings, source=source)
-    return compute_metrics(ctx), run_checks(ctx, select)
+    metrics = compute_metrics(ctx)
+    findings = run_checks(ctx, select)
+    if ctx.costs:
+        # the model's estimate of each recorded launch: for the kernel lines, hovers and the calibration
+        metrics["launch_costs"] = [{"grid": launch.get("grid"), "count": launch.get("count"),
+                                    "measured_us": cost.measured_us, **cost.describe()} for launch, cost in ctx.costs]
+    return metrics, findings
 
 
 def analyse_unstored(kernel, spec, artifacts, settings, source: str | None = None,

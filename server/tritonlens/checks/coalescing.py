@@ -1,0 +1,162 @@
+"""LAUNCH003 uncoalesced global access: a load or store whose neighbouring lanes are a stride apart in memory, so that
+each warp request touches more 32-byte DRAM sectors than the bytes it uses — a column read of a row-major matrix
+(`x_ptr + rows * stride_row + col`), a stride-2 walk over interleaved data.
+
+Evidence: the access's pointer expression in the kernel's AST (the index that varies along the tensor's fastest axis,
+and the parameter or literal that multiplies it) with the captured launch's value of that stride; the element width
+from the TTGIR access. The layout puts consecutive lanes along the fastest axis, so a lane stride of `s` elements of
+`b` bytes makes 32 lanes touch min(32, ceil(32·s·b / 32)) sectors for 32·b useful bytes. The cost model (checks/cost)
+weighs it: the extra sectors are DRAM traffic.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from .registry import rule
+from ._common import Span, finding, source_index, threads
+from .launch import _env, _eval, _kernel_def
+from .memory import _along_last_axis, _tensor_accesses, _walk_columns
+
+SECTOR = 32
+WARP_LANES = 32
+_ACCESS = {"load": 0, "store": 0}  # the pointer is the first argument of both
+
+
+@dataclass
+class LaneStride:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    pointer: str  # the pointer parameter the access is based on ("" when none is found)
+    stride_text: str  # the expression multiplying the lane index
+    stride: int  # elements between neighbouring lanes
+    elem_bytes: int
+    store: bool
+
+    @property
+    def sectors(self) -> int:
+        """DRAM sectors one warp request touches."""
+        span = WARP_LANES * self.stride * self.elem_bytes
+        return max(1, min(WARP_LANES, -(-span // SECTOR)))
+
+    @property
+    def useful(self) -> int:
+        return WARP_LANES * self.elem_bytes
+
+    @property
+    def inflation(self) -> float:
+        """Bytes moved from DRAM per byte used."""
+        return self.sectors * SECTOR / self.useful
+
+
+def _callee(node: ast.Call) -> str:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
+def _pointer_param(expr: ast.expr, pointers: set[str], idx, depth: int = 6) -> str:
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name):
+            if n.id in pointers:
+                return n.id
+            if depth > 0:
+                for value in idx.assigns.get(n.id, []):
+                    found = _pointer_param(value, pointers, idx, depth - 1)
+                    if found:
+                        return found
+    return ""
+
+
+def _lane_multipliers(idx, expr: ast.expr, depth: int = 6) -> list[ast.expr]:
+    """Expressions that multiply the index along the fastest axis (`offs * stride`, `rows * stride_row + col`)."""
+    out: list[ast.expr] = []
+    exprs = [expr]
+    seen: set[str] = set()
+    while exprs and depth > 0:
+        depth -= 1
+        nxt: list[ast.expr] = []
+        for e in exprs:
+            for n in _walk_columns(e):
+                if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+                    for this, other in ((n.left, n.right), (n.right, n.left)):
+                        if isinstance(this, (ast.Name, ast.Constant)) and _along_last_axis(idx, other) \
+                                and not _along_last_axis(idx, this):
+                            out.append(this)
+                elif isinstance(n, ast.Name) and n.id not in seen:
+                    seen.add(n.id)
+                    nxt.extend(idx.assigns.get(n.id, []))
+        exprs = nxt
+    return out
+
+
+def _has_unit_lane(idx, expr: ast.expr, multipliers: list[ast.expr]) -> bool:
+    """Whether some term of the pointer varies along the fastest axis without a multiplier (stride 1)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return _has_unit_lane(idx, expr.left, multipliers) or _has_unit_lane(idx, expr.right, multipliers)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        return False
+    if isinstance(expr, ast.Name) and expr.id in idx.assigns:
+        return any(_has_unit_lane(idx, v, multipliers) for v in idx.assigns[expr.id][:4])
+    return _along_last_axis(idx, expr)
+
+
+def lane_strides(ctx, launch: dict[str, Any]) -> list[LaneStride]:
+    """Global accesses of the kernel whose neighbouring lanes are more than one element apart in `launch`."""
+    fn = _kernel_def(ctx)
+    if fn is None:
+        return []
+    idx = source_index(ctx)
+    env = _env(ctx, launch)
+    sig = ctx.spec.signature if isinstance(ctx.spec.signature, dict) else {}
+    pointers = {k for k, v in sig.items() if isinstance(v, str) and v.startswith("*")}
+    widths = {(a.line, a.col): a.elem_bits // 8 for store in (False, True)
+              for a in _tensor_accesses(ctx, store).values() if a.elem_bits >= 8}
+    by_line: dict[int, int] = {}
+    for (line, _), b in widths.items():
+        by_line.setdefault(line, b)
+    out: list[LaneStride] = []
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and _callee(node) in _ACCESS and node.args):
+            continue
+        elem = widths.get((node.lineno, node.col_offset + 1)) or by_line.get(node.lineno)
+        if not elem:
+            continue  # a scalar access, or one the compiler dropped
+        ptr = node.args[0]
+        mults = _lane_multipliers(idx, ptr)
+        if not mults or _has_unit_lane(idx, ptr, mults):
+            continue
+        strides = [s for s in (_eval(m, env) for m in mults) if s is not None]
+        if not strides or min(abs(s) for s in strides) <= 1:
+            continue
+        k = min(range(len(strides)), key=lambda i: abs(strides[i]))
+        out.append(LaneStride(node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
+                              (node.end_col_offset or node.col_offset) + 1, _pointer_param(ptr, pointers, idx),
+                              ast.unparse(mults[k]), abs(strides[k]), elem, _callee(node) == "store"))
+    return out
+
+
+@rule("LAUNCH003", "uncoalesced-access", "warning")
+def uncoalesced_access(ctx):
+    """Neighbouring lanes of a global access are a stride apart: each warp request touches more DRAM sectors than the
+    bytes it uses."""
+    launches = ctx.launches
+    if not launches or not ctx.source:
+        return
+    launch = launches[0]
+    for acc in lane_strides(ctx, launch):
+        if acc.inflation < 2:
+            continue
+        wasted = 1 - 1 / acc.inflation
+        what = "stores" if acc.store else "loads"
+        message = (f"uncoalesced {what}: neighbouring lanes are {acc.stride_text} = {acc.stride:,} elements "
+                   f"({acc.stride * acc.elem_bytes:,} B) apart, so each warp request touches {acc.sectors} sectors of "
+                   f"{SECTOR} B for {acc.useful} B used ({wasted:.0%} of every sector fetched is wasted, "
+                   f"{acc.inflation:.0f}× the bytes) in the captured launch — make the lanes run along the contiguous "
+                   f"axis (index the tile so that the stride-1 index is the fastest, e.g. a block of columns per "
+                   f"program and a loop over rows), or transpose the data once")
+        data = {"stride": acc.stride, "sectors": acc.sectors, "useful": acc.useful, "inflation": round(acc.inflation, 2),
+                "pointer": acc.pointer, "threads": threads(ctx), "merge_key": f"LAUNCH003:{acc.stride}"}
+        yield finding(ctx, Span(acc.line, acc.col, acc.end_line, acc.end_col), "LAUNCH003", message, data=data)

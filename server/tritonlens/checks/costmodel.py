@@ -1,0 +1,437 @@
+"""What a captured launch costs, and what each finding's cause costs in it: a roofline with the parallelism a grid
+really has, estimated from the compiled kernel and the captured launch against the GPU the check stands for.
+
+Pure: reads the CheckContext (the TTGIR accesses and dots, the PTX access widths, ptxas's spill bytes, the occupancy,
+the kernel's AST for loop trips and lane strides) and one captured launch (grid, scalars, tensor shapes and strides).
+No GPU, no I/O. A launch's time is
+
+    launch latency + max(memory time, dot time) + spill time + layout-conversion time
+
+- memory time: the bytes the launch's tensors span (each read once), times the sectors per byte used of an
+  uncoalesced access (LAUNCH003), at the DRAM bandwidth the access width reaches (EFF_WIDE / EFF_NARROW of the peak) —
+  or at what the grid's programs can keep in flight, when fewer than the GPU needs are running: each program moves
+  `in_flight` bytes per loop trip and waits LATENCY_US plus the time its warps take to issue them (Little's law);
+  a grid of one program on a 132-SM GPU runs at one program's rate, however large the data.
+- dot time: 2·M·N·K per `tl.dot` per loop trip per program, at the tensor-core rate of its operand type when it is
+  lowered to mma/wgmma, else at the FP32 FMA rate; DOT_EFF of the peak.
+- spill time: ptxas's spill bytes per thread × threads × programs × the trips of the loops around the spill code,
+  through the cache hierarchy at SPILL_BW of the DRAM bandwidth.
+- conversion time: each `ttg.convert_layout` through shared memory writes and reads its tensor once per trip, at the
+  SMs' shared-memory bandwidth (128 B per clock per SM).
+
+A finding's estimated gain is the launch's time less the time with its cause removed (`Cost.without(cause)`): a
+narrow access at full width, an uncoalesced one coalesced, a grid that fills the GPU, no spill, a dot on tensor cores,
+no conversion. Idle lanes move no bytes (a masked lane issues no memory request), so in a memory-bound launch they
+cost nearly nothing — the model says so rather than guess.
+
+The constants were fitted on an H200 (bench/cost_calibration.py; bench/results/cost-calibration.md): the latency and
+per-warp issue rate on a one-program reduction and a 64-program column sum, the efficiencies on flat elementwise
+kernels, the spill rate on a spilling softmax.
+"""
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ._common import dtype_bits, in_kernel_file, tensor_shape_dtype, threads
+from .launch import _env, _eval, _kernel_def
+from .resources import occupancy
+
+LAUNCH_US = 3.0  # a launch's fixed cost on the GPU (measured 3.4–3.9 µs for kernels of a few thousand elements)
+EFF_WIDE = 0.90  # share of the DRAM peak a streaming kernel reaches with 128-bit accesses
+EFF_NARROW = 0.80  # ... with 32-bit (or narrower) coalesced accesses
+LATENCY_US = 0.074  # a loop trip's fixed wait (DRAM latency not hidden by the trip's own requests), fitted
+WARP_ISSUE_BPS = 2.7e9  # bytes per second one warp keeps in flight at most, fitted
+SPILL_BW = 1.3  # spill traffic's bandwidth as a multiple of the DRAM peak (most stays in L1/L2)
+DOT_EFF = 0.65  # share of the peak FLOP rate a tiled dot reaches
+SHARED_BYTES_PER_CLOCK = 128
+_DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
+_LOAD_OPS = ("tt.load", "ttg.async_copy_global_to_local", "tt.descriptor_load", "ttng.async_tma_copy_global_to_local")
+_RATE_KEY = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "fp8", "f8E5M2": "fp8"}
+
+
+@dataclass
+class Cost:
+    """The estimate for one launch. Times in µs; `without(cause)` is the same launch with one cause removed."""
+
+    programs: int
+    concurrent: int  # programs running at once
+    tensor_bytes: int  # bytes the launch's tensors span
+    dram_bytes: float  # ... times the sectors per byte of uncoalesced accesses
+    narrow_bytes: float  # of dram_bytes, those moved by narrow accesses
+    in_flight: float  # bytes one program requests per loop trip
+    warps: int
+    flops: float
+    fma_flops: float  # of flops, those on FMA units
+    spill_bytes: float  # spill traffic of the launch
+    convert_bytes: float  # shared-memory traffic of layout conversions
+    gpu: Any
+    per_tensor_inflation: dict[str, float] = field(default_factory=dict)
+    measured_us: float | None = None  # the captured run's own time of this launch (capture --time)
+    resident: int = 1  # programs an SM holds at once
+    tensor_bytes_of: dict[str, int] = field(default_factory=dict)  # bytes each tensor argument spans
+
+    # ------------------------------------------------ times
+    @property
+    def program_rate(self) -> float:
+        """Bytes per second one program moves: what it has in flight over a trip's latency and issue time."""
+        if self.in_flight <= 0:
+            return math.inf
+        issue = self.in_flight / (WARP_ISSUE_BPS * max(1, self.warps))
+        return self.in_flight / (LATENCY_US * 1e-6 + issue)
+
+    @property
+    def memory_bw(self) -> float:
+        bw = self.gpu.memory_bandwidth
+        wide = self.dram_bytes - self.narrow_bytes
+        eff = (EFF_WIDE * wide + EFF_NARROW * self.narrow_bytes) / self.dram_bytes if self.dram_bytes else EFF_WIDE
+        return min(bw * eff, self.concurrent * self.program_rate)
+
+    @property
+    def memory_us(self) -> float:
+        return self.dram_bytes / self.memory_bw * 1e6 if self.dram_bytes else 0.0
+
+    @property
+    def dot_us(self) -> float:
+        fp32 = self.gpu.peak_flops.get("fp32") or 0
+        tc = self.gpu.peak_flops.get("tf32") or fp32
+        t = 0.0
+        if self.fma_flops and fp32:
+            t += self.fma_flops / (fp32 * DOT_EFF)
+        if self.flops - self.fma_flops > 0 and tc:
+            t += (self.flops - self.fma_flops) / (tc * DOT_EFF)
+        return t * 1e6
+
+    @property
+    def spill_us(self) -> float:
+        return self.spill_bytes / (SPILL_BW * self.gpu.memory_bandwidth) * 1e6
+
+    @property
+    def convert_us(self) -> float:
+        rate = SHARED_BYTES_PER_CLOCK * self.gpu.clock_mhz * 1e6 * self.gpu.sms
+        return self.convert_bytes / rate * 1e6 if rate else 0.0
+
+    @property
+    def time_us(self) -> float:
+        return LAUNCH_US + max(self.memory_us, self.dot_us) + self.spill_us + self.convert_us
+
+    @property
+    def floor_us(self) -> float:
+        """The roofline floor: the tensors' bytes at the DRAM peak, the dots at the tensor-core peak, one launch."""
+        tc = self.gpu.peak_flops.get("tf32") or self.gpu.peak_flops.get("fp32") or 0
+        return LAUNCH_US + max(self.tensor_bytes / self.gpu.memory_bandwidth * 1e6,
+                               self.flops / tc * 1e6 if tc else 0.0)
+
+    @property
+    def bound(self) -> str:
+        if self.time_us < 2 * LAUNCH_US:
+            return "launch-bound"
+        if self.dot_us > self.memory_us:
+            return "compute-bound"
+        if self.memory_bw < 0.5 * self.gpu.memory_bandwidth:
+            return "parallelism-bound"
+        return "memory-bound"
+
+    # ------------------------------------------------ causes removed
+    def without(self, cause: str, line: int | None = None, pointer: str = "") -> "Cost":
+        if cause == "narrow":
+            return replace(self, narrow_bytes=0.0)
+        if cause == "uncoalesced":
+            inflation = self.per_tensor_inflation.get(pointer, 1.0)
+            extra = 0.0
+            if pointer in self.per_tensor_inflation:
+                extra = self.tensor_bytes_of.get(pointer, 0) * (inflation - 1)
+            return replace(self, dram_bytes=max(self.tensor_bytes, self.dram_bytes - extra),
+                           narrow_bytes=min(self.narrow_bytes, max(self.tensor_bytes, self.dram_bytes - extra)),
+                           per_tensor_inflation={k: v for k, v in self.per_tensor_inflation.items() if k != pointer})
+        if cause == "grid":
+            return replace(self, concurrent=max(self.concurrent, self.gpu.sms * max(1, self.resident)))
+        if cause == "spill":
+            return replace(self, spill_bytes=0.0)
+        if cause == "fma":
+            return replace(self, fma_flops=0.0)
+        if cause == "convert":
+            return replace(self, convert_bytes=0.0)
+        return self
+
+    def gain_us(self, cause: str, **kw: Any) -> float:
+        return max(0.0, self.time_us - self.without(cause, **kw).time_us)
+
+    def describe(self) -> dict[str, Any]:
+        return {"est_us": round(self.time_us, 2), "floor_us": round(self.floor_us, 2), "bound": self.bound,
+                "programs": self.programs, "concurrent": self.concurrent, "dram_bytes": int(self.dram_bytes),
+                "memory_us": round(self.memory_us, 2), "dot_us": round(self.dot_us, 2),
+                "spill_us": round(self.spill_us, 2), "convert_us": round(self.convert_us, 2)}
+
+
+# ---------------------------------------------------------------- reading the kernel and the launch
+_DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4, "float16": 2,
+                "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
+
+
+def _tensor_bytes(t: dict[str, Any]) -> int:
+    shape, stride = list(t.get("shape") or []), list(t.get("stride") or [])
+    size = _DTYPE_BYTES.get(str(t.get("dtype", "float32")).replace("torch.", ""), 4)
+    if any(int(s) == 0 for s in shape):
+        return 0
+    return (1 + sum((int(n) - 1) * abs(int(st)) for n, st in zip(shape, stride))) * size
+
+
+def loop_trips(fn: ast.FunctionDef | None, line: int, env: dict[str, int]) -> int:
+    """How many times a source line of the kernel runs per program: the product of the trips of the `for` loops around
+    it (range / tl.range / tl.static_range with values known in this launch; an unknown loop counts once)."""
+    if fn is None:
+        return 1
+    trips = 1
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.For) or not (node.lineno < line <= (node.end_lineno or node.lineno)):
+            continue
+        it = node.iter
+        if not isinstance(it, ast.Call):
+            continue
+        name = it.func.attr if isinstance(it.func, ast.Attribute) else getattr(it.func, "id", "")
+        if name not in ("range", "static_range") or not it.args:
+            continue
+        args = [_eval(a, env) for a in it.args[:3]]
+        if any(a is None for a in args):
+            continue
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+        if step and step > 0:
+            trips *= max(0, -(-(stop - start) // step))
+    return max(trips, 1) if trips else 0
+
+
+def _line_of(op) -> int:
+    return op.loc.line if op.loc is not None else 0
+
+
+def estimate(ctx, launch: dict[str, Any]) -> Cost | None:
+    """The cost of one captured launch of the spec; None when the launch or the compile says too little."""
+    gpu = ctx.gpu
+    grid = launch.get("grid") or []
+    programs = 1
+    for g in grid:
+        programs *= int(g)
+    if programs <= 0:
+        return None
+    occ = occupancy(ctx)
+    resident = occ["blocks"] if occ and occ.get("blocks") else 1
+    concurrent = min(programs, gpu.sms * resident)
+    n_threads = threads(ctx)
+    warps = max(1, n_threads // max(1, gpu.warp_size))
+    fn = _kernel_def(ctx)
+    env = _env(ctx, launch)
+    args = launch.get("args") or {}
+
+    bytes_of: dict[str, int] = {}
+    for name, a in args.items():
+        if isinstance(a, dict) and isinstance(a.get("tensor"), dict):
+            bytes_of[name] = _tensor_bytes(a["tensor"])
+    tensor_bytes = sum(bytes_of.values())
+
+    from .coalescing import lane_strides
+
+    inflation: dict[str, float] = {}
+    for acc in lane_strides(ctx, launch):
+        if acc.pointer and acc.pointer in bytes_of:
+            inflation[acc.pointer] = max(inflation.get(acc.pointer, 1.0), acc.inflation)
+    dram = float(tensor_bytes) + sum(bytes_of[p] * (f - 1) for p, f in inflation.items())
+
+    # narrow accesses: the share of each line's bytes moved below 128 bits where the element run allows 128
+    narrow_lines = _narrow_lines(ctx)
+    narrow_share = 0.0
+    per_line = _access_bytes(ctx)
+    total_access = sum(per_line.values())
+    if total_access:
+        narrow_share = sum(b for ln, b in per_line.items() if ln in narrow_lines) / total_access
+    narrow_bytes = dram * narrow_share
+
+    # bytes one program requests per trip: the TTGIR loads' tiles
+    in_flight = 0.0
+    for op in ctx.ttgir.ops:
+        if op.name in _LOAD_OPS and in_kernel_file(ctx, op.loc):
+            type_str = op.operand_types[0] if op.name.startswith("ttg.async") and op.operand_types else op.result_type
+            sd = tensor_shape_dtype(type_str)
+            if sd:
+                shape, elem = sd
+                bits = dtype_bits(elem) or 32
+                n = 1
+                for d in shape:
+                    n *= d
+                in_flight += n * bits / 8
+    per_program = dram / programs
+    if in_flight <= 0 or in_flight > per_program:
+        in_flight = per_program
+
+    flops = fma = 0.0
+    from ..ir.mlir import layout_kind, layout_of
+
+    for op in ctx.ttgir.ops:
+        if op.name not in _DOT_OPS or not in_kernel_file(ctx, op.loc):
+            continue
+        res, a = tensor_shape_dtype(op.result_type), tensor_shape_dtype(op.operand_types[0] if op.operand_types
+                                                                          else None)
+        if not res or not a or len(res[0]) < 2 or len(a[0]) < 2:
+            continue
+        m, n, k = res[0][-2], res[0][-1], a[0][-1]
+        f = 2.0 * m * n * k * loop_trips(fn, _line_of(op), env) * programs
+        flops += f
+        if layout_kind(layout_of(op.result_type), ctx.ttgir.layouts) != "mma" and op.name == "tt.dot":
+            fma += f
+
+    res = ctx.artifacts.resources
+    spill = 0.0
+    per_thread = (res.spill_stores or 0) + (res.spill_loads or 0)
+    if per_thread > 0:
+        sites = [i for i in ctx.local_accesses if i.loc is not None]
+        trips = max((loop_trips(fn, i.loc.line, env) for i in sites), default=1)
+        spill = per_thread * n_threads * programs * trips
+
+    convert = 0.0
+    for op in ctx.ttgir.ops:
+        if op.name == "ttg.convert_layout" and in_kernel_file(ctx, op.loc):
+            sd = tensor_shape_dtype(op.result_type)
+            if sd:
+                shape, elem = sd
+                n = 1
+                for d in shape:
+                    n *= d
+                convert += 2 * n * (dtype_bits(elem) or 32) / 8 * loop_trips(fn, _line_of(op), env) * programs
+
+    measured = launch.get("time_us") if isinstance(launch.get("time_us"), (int, float)) else None
+    return Cost(programs, concurrent, tensor_bytes, dram, narrow_bytes, in_flight, warps, flops, fma, spill, convert,
+                gpu, inflation, measured, resident=resident, tensor_bytes_of=bytes_of)
+
+
+def _access_bytes(ctx) -> dict[int, float]:
+    """Bits per thread of the kernel's global accesses, by source line (PTX; AMDGCN has no widths here)."""
+    out: dict[int, float] = {}
+    if ctx.spec.target.startswith("hip") or not ctx.artifacts.asm.get("ptx"):
+        return out
+    for i in ctx.ptx.kernel_instrs():
+        if i.kind in ("ld.global", "st.global", "cp.async") and i.loc is not None and i.bits:
+            out[i.loc.line] = out.get(i.loc.line, 0.0) + i.bits
+    return out
+
+
+def _narrow_lines(ctx) -> set[int]:
+    """Source lines whose global accesses are all narrower than 128 bits though each thread's run would fill 128."""
+    from .memory import _tensor_accesses
+
+    out: set[int] = set()
+    if ctx.spec.target.startswith("hip") or not ctx.artifacts.asm.get("ptx"):
+        return out
+    widest: dict[int, int] = {}
+    for i in ctx.ptx.kernel_instrs():
+        if i.kind in ("ld.global", "st.global", "cp.async") and i.loc is not None and i.bits:
+            widest[i.loc.line] = max(widest.get(i.loc.line, 0), i.bits)
+    for store in (False, True):
+        for acc in _tensor_accesses(ctx, store).values():
+            if acc.per_thread * acc.elem_bits >= 128 and 0 < widest.get(acc.line, 128) < 128:
+                out.add(acc.line)
+    return out
+
+
+# ---------------------------------------------------------------- findings weighed by what their cause costs
+WARN_SHARE = 0.15  # a finding is worth a warning when its cause costs this share of the launch ...
+MIN_GAIN_US = 1.0  # ... and at least this much time per launch
+_CAUSE = {"PTX001": "narrow", "PTX002": "narrow", "LAUNCH003": "uncoalesced", "LAUNCH002": "grid",
+          "SASS001": "spill", "TTGIR002": "fma", "TTGIR001": "convert", "LAUNCH001": "lanes"}
+COST_WEIGHED = frozenset(_CAUSE)
+
+
+def fmt_us(us: float) -> str:
+    if us >= 1000:
+        return f"{us / 1000:.2f} ms"
+    if us >= 10:
+        return f"{us:.0f} µs"
+    return f"{us:.1f} µs"
+
+
+def gain_of(cost: Cost, f) -> float | None:
+    """The estimated time a finding's cause costs in the launch; None when the model has no estimate for it."""
+    cause = _CAUSE.get(f.code)
+    if cause is None:
+        return None
+    if cause == "lanes":
+        # masked lanes issue no memory requests: only a launch bound by its instructions loses their share
+        idle = float(f.data.get("idle") or 0.0)
+        return idle * max(0.0, cost.dot_us - cost.memory_us)
+    if cause == "fma" and f.data.get("lowering") != "fma":
+        return None  # mma.sync instead of wgmma: the model has no rate for it
+    if cause == "uncoalesced":
+        return cost.gain_us(cause, pointer=f.data.get("pointer", ""))
+    return cost.gain_us(cause)
+
+
+def launch_costs(ctx) -> list[tuple[dict[str, Any], Cost]]:
+    """(launch, cost) for each recorded launch of the spec (the most launched first); empty without captures."""
+    out = []
+    for launch in ctx.launches:
+        try:
+            cost = estimate(ctx, launch)
+        except Exception:  # noqa: BLE001 — an estimate that fails leaves the findings as the rules made them
+            import logging
+
+            logging.getLogger(__name__).exception("cost model failed on %s", ctx.kernel.name)
+            return []
+        if cost is not None:
+            out.append((launch, cost))
+    return out
+
+
+def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
+    """Give every cost finding of a spec with captured launches its estimated gain (in `data` and its message) and a
+    severity from it. The gain is weighed over the spec's recorded launches by their counts, each launch's estimate
+    scaled to its measured time where the capture timed it (capture --time): a warning when removing the cause would
+    save WARN_SHARE of the spec's time and MIN_GAIN_US a launch, else an info that says why. A user's own severity for
+    a code (settings.rules) is left alone. Returns the launches' costs (for the metrics)."""
+    costs = launch_costs(ctx)
+    if not costs:
+        return costs
+    weights = [max(1, int(launch.get("count") or 1)) for launch, _ in costs]
+    scales = [(c.measured_us / c.time_us) if c.measured_us and c.time_us > 0 else 1.0 for _, c in costs]
+    total = sum(w * s * c.time_us for w, s, (_, c) in zip(weights, scales, costs))
+    launches = sum(weights)
+    measured = all(c.measured_us for _, c in costs)
+    main = costs[0][1]
+    where = f"{ctx.gpu.short_name}, " + ("measured" if measured else "estimated" if not any(
+        c.measured_us for _, c in costs) else "partly measured")
+    for f in findings:
+        if f.code not in COST_WEIGHED or f.severity == "error":
+            continue
+        gains = [gain_of(c, f) for _, c in costs]
+        if all(g is None for g in gains):
+            continue
+        gain = sum(w * s * (g or 0.0) for w, s, g in zip(weights, scales, gains))
+        share = gain / total if total > 0 else 0.0
+        per_launch = gain / launches
+        launch_us = total / launches
+        f.data.update({"est_gain_us": round(per_launch, 3), "est_share": round(share, 4),
+                       "est_launch_us": round(launch_us, 3), "est_measured": measured, "est_bound": main.bound})
+        pct = "<1%" if 0 < share < 0.01 else f"{share:.0%}"
+        head = f" [cost: ~{fmt_us(per_launch)} of {fmt_us(launch_us)} a launch ({pct}; {where}; {main.bound})"
+        if f.code in ctx.settings.rules or not ctx.settings.severity_from_cost:
+            f.message += head + "]"
+            continue
+        if share >= WARN_SHARE and per_launch >= MIN_GAIN_US:
+            if f.severity in ("info", "hint"):
+                f.severity = "warning"
+            f.message += head + "]"
+        else:
+            if f.severity == "warning":
+                f.severity = "info"
+            f.message += head + f" — an info: {_why_minor(main, share, per_launch)}]"
+    return costs
+
+
+def _why_minor(cost: Cost, share: float, gain_us: float) -> str:
+    if cost.bound == "launch-bound":
+        return "a launch this short is bound by the launch itself, whatever the code"
+    if cost.bound == "memory-bound":
+        return f"memory-bound near the floor, removing it saves under {WARN_SHARE:.0%}"
+    if gain_us < MIN_GAIN_US:
+        return f"it saves under {fmt_us(MIN_GAIN_US)} a launch"
+    return f"it costs under {WARN_SHARE:.0%} of the launch"

@@ -1,0 +1,129 @@
+"""Severity from cost: the cost model weighs each finding of a spec with captured launches by what its cause costs in
+those launches, and the severity follows.
+
+The kernels are bench/cost_kernels/kernels.py, one per cause of lost time; the captures are those an H200 recorded
+running bench/cost_kernels/driver.py under `tritonlens capture --time` (bench/results/cost/), each distinct launch
+with the real run's median time. Everything here compiles for real on the CPU; nothing runs on a GPU. Measured on the
+H200 (bench/results/cost-calibration.md): the one-program sum 26.4 ms against 86 µs for its many-program twin; the
+column read 470 µs against 88 µs for torch.sum(dim=0); the spilling softmax 354 µs against 264 µs at 16 warps; the
+rows of 4100 in blocks of 8192 68 µs against 66 µs flat; tiny launches 3.6 µs whatever the code.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from tritonlens.pipeline import Checker
+from tritonlens.settings import Settings
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNELS = os.path.join(REPO, "bench", "cost_kernels", "kernels.py")
+CAPTURES = os.path.join(REPO, "bench", "results", "cost", "cost-captures-timed.jsonl")
+
+
+def _workspace(tmp_path, timed: bool = True) -> str:
+    shutil.copy(KERNELS, tmp_path / "kernels.py")
+    (tmp_path / ".tritonlens").mkdir()
+    with open(CAPTURES, encoding="utf-8") as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    if not timed:  # the same launches as a capture without a GPU records them: no measured times
+        for rec in lines:
+            for lc in rec.get("launch_counts") or []:
+                lc.pop("time_us", None)
+                lc.pop("timed", None)
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return str(tmp_path / "kernels.py")
+
+
+def _check(path, **settings):
+    with Checker(Settings(target="cuda:90", gpu="h200", all_captures=True, max_workers=2, **settings)) as c:
+        report = c.check_file(path)
+    return report
+
+
+def _by(report, kernel, code):
+    return [f for k in report.kernels if k.kernel.name == kernel for f in k.findings if f.code == code]
+
+
+@pytest.fixture(scope="module")
+def estimated(tmp_path_factory):
+    return _check(_workspace(tmp_path_factory.mktemp("estimated"), timed=False))
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    return _check(_workspace(tmp_path_factory.mktemp("measured"), timed=True))
+
+
+def test_a_one_program_reduction_is_a_warning_with_its_cost(estimated):
+    [f] = _by(estimated, "sum_one_program", "LAUNCH002")
+    assert f.severity == "warning", f.message  # the rule's default is info
+    assert f.data["est_share"] > 0.9 and f.data["est_bound"] == "parallelism-bound"
+    assert "[cost: ~" in f.message and "estimated" in f.message
+    # 256 MB at one program's rate: tens of milliseconds (26.4 ms measured), not the 60 µs the bytes alone would say
+    assert 10_000 < f.data["est_launch_us"] < 50_000, f.data
+
+
+def test_a_column_read_is_uncoalesced_and_its_twin_is_not(estimated):
+    [f] = _by(estimated, "column_sum_strided", "LAUNCH003")
+    assert f.severity == "warning" and (f.line, f.column) == (44, 16), f.message
+    assert "32 sectors of 32 B for 128 B used" in f.message and "stride_row = 8,192 elements" in f.message
+    assert f.data["est_share"] > 0.5
+    assert not _by(estimated, "column_sum_coalesced", "LAUNCH003")
+    # the twin's own defect: 64 programs on 132 SMs, each looping over 8192 rows
+    [grid] = _by(estimated, "column_sum_coalesced", "LAUNCH002")
+    assert grid.severity == "warning", grid.message
+
+
+def test_a_costly_spill_stays_a_warning(estimated):
+    [f] = _by(estimated, "softmax_rows", "SASS001")
+    assert f.severity == "warning" and f.data["est_share"] >= 0.15, f.message
+
+
+def test_cheap_causes_are_infos_that_say_why(estimated):
+    # rows of 4100 floats in blocks of 8192 and tiny launches: idle lanes move no bytes
+    [lanes] = _by(estimated, "scale_rows", "LAUNCH001")
+    assert lanes.severity == "info" and "an info:" in lanes.message, lanes.message
+    # 32-bit but coalesced accesses of a memory-bound kernel
+    for code in ("PTX001", "PTX002"):
+        for f in _by(estimated, "scale_flat", code) + _by(estimated, "scale_rows", code):
+            assert f.severity == "info", f.message
+            assert "memory-bound" in f.message, f.message
+
+
+def test_a_dot_on_fma_units_is_a_warning(estimated):
+    [f] = _by(estimated, "matmul", "TTGIR002")
+    assert f.severity == "warning" and f.data["est_bound"] == "compute-bound", f.message
+
+
+def test_measured_times_replace_the_estimate(measured):
+    [f] = _by(measured, "sum_one_program", "LAUNCH002")
+    assert f.data["est_measured"] is True and "measured" in f.message
+    assert f.data["est_launch_us"] == pytest.approx(26390.4, rel=1e-3)  # the capture's own time of the launch
+
+
+def test_estimates_are_within_1_5x_of_the_measured_launches(measured):
+    # the model against the H200's times of every launch of 20 µs or more (deterministic: the IR and the captures)
+    pairs = [(lc["est_us"], lc["measured_us"]) for k in measured.kernels for cs in k.compiled
+             for lc in cs.metrics.get("launch_costs", []) if (lc.get("measured_us") or 0) >= 20]
+    assert len(pairs) >= 9
+    within = [p for p in pairs if 1 / 1.5 <= p[0] / p[1] <= 1.5]
+    assert len(within) >= 0.8 * len(pairs), pairs
+
+
+def test_json_carries_the_cost(estimated):
+    [f] = _by(estimated, "column_sum_strided", "LAUNCH003")
+    out = f.to_json()
+    assert set(out["cost"]) == {"gain_us", "share", "launch_us", "measured", "bound"}
+    assert out["cost"]["gain_us"] > 100
+
+
+def test_the_rules_own_severity_when_cost_is_off(tmp_path):
+    report = _check(_workspace(tmp_path, timed=False), severity_from_cost=False)
+    [f] = _by(report, "sum_one_program", "LAUNCH002")
+    assert f.severity == "info" and "[cost: ~" in f.message  # the estimate is still said
+    narrow = _by(report, "scale_flat", "PTX001")
+    assert narrow and all(f.severity == "warning" for f in narrow)
