@@ -25,6 +25,8 @@ from multiprocessing.connection import Connection
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import sandbox, wire
+from .worker import read_trail
 from ..model import Artifacts, CompileError
 from ..settings import DEFAULT_MEMORY_MB
 
@@ -74,8 +76,13 @@ class CompileJob:
     device: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
+        device = self.device
+        if device and device.get("env"):
+            # tritonlens.env: a name without a value passes the checking process's own (when it has one)
+            env = {k: os.environ.get(k) if v is None else v for k, v in device["env"].items()}
+            device = {**device, "env": {k: v for k, v in env.items() if v is not None}}
         wire = {"path": self.path, "text": self.text, "qualname": self.qualname, "spec": self.spec,
-                "workspace_root": self.workspace_root, "device": self.device}
+                "workspace_root": self.workspace_root, "device": device}
         if self.analysis is not None:
             wire["analysis"] = self.analysis
         return wire
@@ -86,7 +93,8 @@ _order = itertools.count()  # FIFO among equal priorities (and never compares tw
 
 
 class _Channel:
-    """Two one-way pipes to a worker, framed by multiprocessing's Connection (pickle)."""
+    """Two one-way pipes to a worker, framed by multiprocessing's Connection. Jobs go out pickled (the worker
+    trusts us); answers come back as JSON bytes (compiler.wire), never unpickled: the worker runs the user's code."""
 
     def __init__(self, to_worker: int, from_worker: int) -> None:
         self._out = Connection(to_worker, readable=False)
@@ -98,33 +106,65 @@ class _Channel:
     def poll(self, timeout: float) -> bool:
         return self._in.poll(timeout)
 
-    def recv(self) -> Any:
-        return self._in.recv()
+    def recv(self) -> dict[str, Any]:
+        """The next message; ValueError when it is not one a worker makes (OSError for an oversized frame)."""
+        return wire.decode(self._in.recv_bytes(wire.MAX_MESSAGE))
 
     def close(self) -> None:
         self._out.close()
         self._in.close()
 
 
+_sandbox_told: list[str] = []  # the one-time log line about the sandbox, once said
+
+
+def _tell_sandbox(state: dict[str, Any] | None) -> None:
+    """Say once per process, on stderr (the editor's log), when the workers run unconfined or partly confined."""
+    if _sandbox_told or not state or (state.get("on") and not state.get("missing")):
+        return
+    _sandbox_told.append(sandbox.describe(state))
+    print(f"tritonlens: compile worker sandbox {_sandbox_told[0]} (`tritonlens doctor` says more)",
+          file=sys.stderr, flush=True)
+
+
 class _Worker:
     """A `python -m tritonlens.compiler.worker` process. A plain subprocess rather than multiprocessing's spawn:
     spawn re-imports the parent's `__main__` in the child, which runs a user's unguarded script again and fails
-    outright from a REPL or stdin. Its stdout goes to our stderr: in `tritonlens serve`, stdout is the LSP channel."""
+    outright from a REPL or stdin. Its stdout goes to our stderr: in `tritonlens serve`, stdout is the LSP channel.
 
-    def __init__(self, python: str | None = None) -> None:
-        self.python = python or sys.executable  # another interpreter: another Triton release's environment
+    It runs `python` (default: this interpreter; another one, with another Triton, needs only triton and the
+    tritonlens package), confined to a folder of its own (compiler.sandbox) with a clean environment plus `env`."""
+
+    def __init__(self, python: str | None = None, env: dict[str, str] | None = None) -> None:
+        self.python = python or sys.executable
+        self.env = dict(env or {})
         self.proc: subprocess.Popen | None = None
         self.conn: _Channel | None = None
+        self.root: str | None = None  # the sandbox: root/w is the worker's writable folder, root/tools its stand-ins
+        self.sandbox: dict[str, Any] | None = None
+
+    @property
+    def trail(self) -> str | None:
+        return os.path.join(self.root, "w", "trail") if self.root else None
 
     def start(self) -> None:
+        import json
+        import tempfile
+
+        from ..device.targets import local_gpu_target
+
+        self.root = tempfile.mkdtemp(prefix="tritonlens-worker-")
+        folder = os.path.join(self.root, "w")
+        tools = os.path.join(self.root, "tools")
+        env = sandbox.clean_env(folder, _PACKAGE_ROOT, self.env)
+        box = {"folder": folder, "tools": tools, "gpu": local_gpu_target() is not None,
+               "support": sandbox.support_modules()}
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         try:
             self.proc = subprocess.Popen(
-                [self.python, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w)],
-                pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=2, env=env,
+                [self.python, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w), json.dumps(box)],
+                pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=2, env=env, cwd=folder,
                 close_fds=True)
         finally:
             os.close(job_r)
@@ -135,13 +175,16 @@ class _Worker:
             raise RuntimeError("compile worker did not start (importing triton took too long)")
         try:
             hello = self.conn.recv()
-        except (EOFError, OSError):
+        except (EOFError, OSError, ValueError):
             why = self.describe_death()
             self.kill()
             raise RuntimeError(f"compile worker failed to start ({why}); is triton installed for "
                                f"{self.python}?") from None
-        if not isinstance(hello, dict) or not hello.get("ready"):
+        if not hello.get("ready"):
+            self.kill()
             raise RuntimeError(f"compile worker failed to start: {hello}")
+        self.sandbox = hello.get("sandbox") if isinstance(hello.get("sandbox"), dict) else None
+        _tell_sandbox(self.sandbox)
 
     @property
     def alive(self) -> bool:
@@ -160,7 +203,16 @@ class _Worker:
                 pass
         if self.conn is not None:
             self.conn.close()
-        self.proc = self.conn = None
+        if self.root is not None:
+            import shutil
+
+            shutil.rmtree(self.root, ignore_errors=True)
+        self.proc = self.conn = self.root = None
+
+    def importing(self) -> str | None:
+        """The module the worker was importing (for a job) when asked, else None."""
+        phase, module = read_trail(self.trail) if self.trail else ("", "")
+        return (module or "?") if phase == "import" else None
 
     def describe_death(self) -> str:
         code = self.proc.wait(5) if self.proc else None
@@ -304,14 +356,17 @@ class CompileService:
         while True:
             left = deadline - time.perf_counter()
             if left <= 0:
+                importing = w.importing()
                 w.kill()
                 self.restarts += 1
+                if importing:
+                    return _failed(job, "ImportTimeout", import_timeout_message(job, importing))
                 return _failed(job, "Timeout", f"the compile did not finish in {job.timeout:g} s, tritonlens's "
                                                "time-out; the worker was stopped (raise tritonlens.compileTimeout "
                                                "or `check --timeout` if the kernel is big)")
             try:
                 if conn.poll(min(left, POLL_S)):
-                    result = conn.recv()
+                    result = wire.artifacts_from_wire(conn.recv().get("result"))
                     if bound and resident_bytes(w.pid) > 0.9 * bound:
                         w.kill()  # what the job left behind would count against the next one: start afresh
                     if job.id in self._cancelled:
@@ -319,23 +374,42 @@ class CompileService:
                     return result
             except (EOFError, OSError):
                 pass
-            if bound and w.alive and (used := resident_bytes(w.pid)) > bound:
+            except ValueError as exc:  # not an answer a worker makes: whatever wrote it, the worker is done
                 w.kill()
                 self.restarts += 1
-                return _failed(job, "MemoryLimit", memory_limit_message(self.memory_mb, used))
+                return _failed(job, "WorkerCrash", f"the compile worker sent a malformed answer ({exc}) for "
+                                                   f"{job.qualname}; it was stopped and replaced")
+            if bound and w.alive and (used := resident_bytes(w.pid)) > bound:
+                importing = w.importing()
+                w.kill()
+                self.restarts += 1
+                return _failed(job, "MemoryLimit", memory_limit_message(self.memory_mb, used, importing))
             if not w.alive:
                 if job.id in self._cancelled:
                     return _failed(job, "Cancelled", CANCELLED)
                 why = w.describe_death()
+                importing = w.importing()
                 w.kill()
                 self.restarts += 1
+                if importing:
+                    return _failed(job, "ImportCrash",
+                                   f"the worker process crashed ({why}) while importing `{importing}` for "
+                                   f"{os.path.basename(job.path)}, before any compile; the worker was restarted")
                 return _failed(job, "WorkerCrash",
                                f"the compiler process crashed ({why}) while compiling {job.qualname}; "
                                "the worker was restarted")
 
 
-def memory_limit_message(memory_mb: int, used: int) -> str:
-    return (f"the compile worker's resident memory reached {used >> 20} MB, past tritonlens's bound of {memory_mb} MB "
+def import_timeout_message(job: CompileJob, module: str) -> str:
+    return (f"importing `{module}` for {os.path.basename(job.path)} did not finish in {job.timeout:g} s; the worker "
+            "was stopped — code that runs at import waits (for a network, which the sandbox does not give, a lock "
+            "or input) or does not end: make the import return promptly")
+
+
+def memory_limit_message(memory_mb: int, used: int, importing: str | None = None) -> str:
+    during = f" while importing `{importing}`" if importing else ""
+    return (f"the compile worker's resident memory reached {used >> 20} MB{during}, past tritonlens's bound of "
+            f"{memory_mb} MB "
             "per worker; the worker was stopped and replaced (raise tritonlens.compileMemoryMB or `check "
             "--memory-mb`, or shrink the BLOCK sizes)")
 

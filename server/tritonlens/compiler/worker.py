@@ -10,6 +10,7 @@ import ast
 import contextlib
 from collections import OrderedDict
 import hashlib
+import importlib.abc
 import linecache
 import os
 import re
@@ -430,6 +431,7 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     art = Artifacts(kernel=job["qualname"], spec_key=spec.key(), target=str(target))
     start = time.perf_counter()
     path = job["path"]
+    _phase("import", os.path.splitext(os.path.basename(path))[0])
     try:
         module = load_module(path, job["text"], job.get("workspace_root"), target, job.get("device"))
         jit_fn = find_jit_function(module, job["qualname"])
@@ -439,6 +441,7 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
         art.compile_time = time.perf_counter() - start
         return art
 
+    _phase("compile")
     import triton
     from triton.compiler import ASTSource
 
@@ -562,15 +565,94 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="tritonlens-parent-watch").start()
 
 
-def serve(conn, out=None) -> None:
-    """Worker loop: receive a job dict on `conn`, send back Artifacts on `out` (default `conn`). Ends on None or a
-    closed pipe. Memory is bounded from outside, by the pool (pool.resident_bytes)."""
+class ImportTrail(importlib.abc.MetaPathFinder):
+    """Keeps, in a small file the pool reads when a worker dies or hangs, which module is being imported right now
+    (the innermost) and whether a job is importing or compiling: a SIGSEGV or an endless loop at import is then
+    blamed on the import and the module, not on the compiler."""
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        self.stack: list[str] = []
+        self.phase = "idle"
+
+    def set_phase(self, phase: str, module: str | None = None) -> None:
+        self.phase = phase
+        self.stack[:] = [module] if module else []
+        self._write()
+
+    def _write(self) -> None:
+        line = f"{self.phase}\t{self.stack[-1] if self.stack else ''}\n".encode("utf-8", "replace")[:4096]
+        try:
+            os.pwrite(self.fd, line.ljust(4096), 0)
+        except OSError:
+            pass
+
+    def find_spec(self, name, path, target=None):
+        if self.phase != "import":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        # the loader object stays the module's own (torch checks its modules' __loader__): its exec_module is
+        # wrapped for this one import, on the instance; class-level loaders (builtins, frozen) are not followed
+        if loader is None or isinstance(loader, type) or "exec_module" in getattr(loader, "__dict__", {"": 0}):
+            return spec
+        trail, run = self, loader.exec_module
+
+        def exec_module(module):
+            trail.stack.append(name)
+            trail._write()
+            try:
+                run(module)
+            finally:
+                loader.__dict__.pop("exec_module", None)
+                if trail.stack and trail.stack[-1] == name:
+                    trail.stack.pop()
+                trail._write()
+
+        loader.exec_module = exec_module
+        return spec
+
+
+_trail: list[ImportTrail] = []
+
+
+def _phase(phase: str, module: str | None = None) -> None:
+    if _trail:
+        _trail[0].set_phase(phase, module)
+
+
+def read_trail(path: str) -> tuple[str, str]:
+    """(phase, module) a worker last wrote to its trail file: ("import", "pkg.mod"), ("compile", ""), or ("", "")."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return "", ""
+    phase, _, module = text.strip().partition("\t")
+    return phase, module.strip()
+
+
+def serve(conn, out=None, trail: str | None = None, sandbox: dict[str, Any] | None = None) -> None:
+    """Worker loop: receive a job dict on `conn`, send back Artifacts as JSON (compiler.wire) on `out` (default
+    `conn`). Ends on None or a closed pipe. Memory is bounded from outside, by the pool (pool.resident_bytes)."""
+    from . import wire
+
     out = out or conn
     os.environ.update(_ENV)
     _exit_with_parent()
+    if trail:
+        _trail.append(ImportTrail(trail))
+        sys.meta_path.insert(0, _trail[0])
     import triton  # noqa: F401 — import once, before the first job
 
-    out.send({"ready": True, "pid": os.getpid()})
+    out.send_bytes(wire.encode({"ready": True, "pid": os.getpid(), "sandbox": sandbox}))
     while True:
         try:
             job = conn.recv()
@@ -583,16 +665,38 @@ def serve(conn, out=None) -> None:
         except BaseException as exc:  # noqa: BLE001
             result = Artifacts(kernel=job.get("qualname", "?"), spec_key="", target="",
                                error=CompileError("InternalError", f"{type(exc).__name__}: {exc}"))
+        _phase("idle")
         if job.get("analysis") and result.error is None:
             result.analysis = analyse_compile(result, job["analysis"])
-        out.send(result)
+        try:
+            message = wire.encode({"result": wire.artifacts_to_wire(result)})
+        except (TypeError, ValueError):
+            result.analysis = None  # what does not travel as JSON is analysed where it is collected
+            message = wire.encode({"result": wire.artifacts_to_wire(result)})
+        out.send_bytes(message)
 
 
 def main(argv: list[str]) -> None:
-    """`python -m tritonlens.compiler.worker JOB_FD RESULT_FD`: the pool's worker process."""
+    """`python -m tritonlens.compiler.worker JOB_FD RESULT_FD [SANDBOX_JSON]`: the pool's worker process. With
+    SANDBOX_JSON ({"folder", "tools", "gpu", "support"}) it confines itself (compiler.sandbox) before importing
+    anything of the user's or triton, and keeps its import trail in the folder."""
     from multiprocessing.connection import Connection
 
-    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False))
+    state = trail = None
+    if len(argv) > 2:
+        import json
+
+        from . import sandbox
+
+        box = json.loads(argv[2])
+        sandbox.load_support(box.get("support") or {})
+        if box.get("tools"):
+            from ..device.answers import prepare_tools
+
+            prepare_tools(box["tools"])
+        state = sandbox.confine(box["folder"], sandbox.programs(box.get("tools"), bool(box.get("gpu"))))
+        trail = os.path.join(box["folder"], "trail")
+    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False), trail, state)
 
 
 if __name__ == "__main__":

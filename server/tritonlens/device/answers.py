@@ -408,13 +408,34 @@ def _tensors_on_cpu(torch: Any) -> None:
 
 
 # ---------------------------------------------------------------- the vendor's query tools
-def put_tools_on_path(gpu: GpuModel, env: Any) -> str:
-    """Write the stand-ins for `gpu`'s query tools into a folder of this process's own and put it first on
-    env["PATH"]. Returns the folder."""
-    folder = _tools_folder()
+TOOLS_VAR = "TRITONLENS_GPU_TOOLS"  # a folder of stand-ins written before a sandbox made the process read-only
+
+
+def prepare_tools(root: str) -> None:
+    """Write every virtual GPU's stand-ins, one folder per GPU under `root`, and name `root` in TOOLS_VAR: a
+    sandboxed compile worker may run these but write nothing it could run."""
+    from .virtual_gpu import lookup, names
     from .vendor_tools import write_tools
 
-    write_tools(folder, gpu, sys.executable)
+    for name in names():
+        gpu = lookup(name)
+        folder = os.path.join(root, gpu.key)
+        os.makedirs(folder, exist_ok=True)
+        write_tools(folder, gpu, sys.executable)
+    os.environ[TOOLS_VAR] = root
+
+
+def put_tools_on_path(gpu: GpuModel, env: Any) -> str:
+    """Put the stand-ins for `gpu`'s query tools first on env["PATH"]: those prepare_tools wrote, else written now
+    into a folder of this process's own. Returns the folder."""
+    prepared = os.path.join(os.environ.get(TOOLS_VAR) or "\0", gpu.key)
+    if os.path.isdir(prepared):
+        folder = prepared
+    else:
+        from .vendor_tools import write_tools
+
+        folder = _tools_folder()
+        write_tools(folder, gpu, sys.executable)
     parts = [p for p in env.get("PATH", "").split(os.pathsep) if p and p != folder]
     env["PATH"] = os.pathsep.join([folder, *parts])
     return folder

@@ -11,7 +11,8 @@ from ..frontend.specs import ASSUMED, CONFIG_LABEL
 
 _OWN_PREFIX = {"Timeout": "compile timed out", "WorkerCrash": "compiler crashed", "InternalError": "internal error",
                "Cancelled": "compile cancelled", "MemoryLimit": "memory bound reached",
-               "MissingTool": "compiler tool missing"}
+               "MissingTool": "compiler tool missing", "ImportTimeout": "importing the module timed out",
+               "ImportCrash": "importing the module crashed"}
 
 
 def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict[str, str] | None = None,

@@ -1,0 +1,137 @@
+"""What a compile worker sends back: JSON, checked field by field — never pickle.
+
+The worker runs the user's module code; whatever it writes to its result pipe is untrusted. Unpickling it would run
+code in the checking process (or the language server); JSON makes data only, and `artifacts_from_wire` accepts only
+the shape `artifacts_to_wire` makes (anything else raises `ValueError`: the pool reports a worker failure and goes
+on). A message is at most `MAX_MESSAGE` bytes: the framing refuses a longer one before reading it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from ..ir.sass import LazyAsm
+from ..model import Artifacts, CompileError, Finding, Related, Resources
+
+_TEXTS = Artifacts.__dataclass_fields__["asm"].default_factory  # the dict type a compile's texts are kept in
+MAX_MESSAGE = 256 << 20  # a 1-warp 8192-element kernel's PTX is 2.4 MB; a hundred times that is no compile's
+_DEPTH = 64  # nesting of any JSON value a worker sends (metadata, finding data)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":"), default=_plain).encode("utf-8", "surrogatepass")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} does not travel from a worker")
+
+
+def decode(data: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(data.decode("utf-8", "surrogatepass"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"not JSON ({type(exc).__name__})") from None
+    if not isinstance(message, dict):
+        raise ValueError("not a JSON object")
+    _check_depth(message)
+    return message
+
+
+def _check_depth(value: Any, depth: int = 0) -> None:
+    if depth > _DEPTH:
+        raise ValueError(f"nested deeper than {_DEPTH}")
+    if isinstance(value, dict):
+        for v in value.values():
+            _check_depth(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_depth(v, depth + 1)
+
+
+def artifacts_to_wire(art: Artifacts) -> dict[str, Any]:
+    lazy = isinstance(art.asm, LazyAsm)
+    wire = {"kernel": art.kernel, "spec_key": art.spec_key, "target": art.target,
+            "asm": dict(dict.items(art.asm)) if lazy else dict(art.asm), "lazy_sass": lazy,
+            "asm_error": art.asm.error if lazy else None, "paths": art.paths, "metadata": art.metadata,
+            "resources": asdict(art.resources), "remarks": art.remarks, "compile_time": art.compile_time,
+            "cached": art.cached, "error": asdict(art.error) if art.error else None, "analysis": None}
+    if art.analysis is not None:
+        metrics, findings = art.analysis
+        wire["analysis"] = {"metrics": metrics, "findings": [_finding_to_wire(f) for f in findings]}
+    return wire
+
+
+def _finding_to_wire(f: Finding) -> dict[str, Any]:
+    out = asdict(f)
+    out["related"] = [asdict(r) for r in f.related]
+    return out
+
+
+def _need(obj: Any, key: str, kind: Any, optional: bool = False) -> Any:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if value is None and optional:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"field {key!r} is not {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def _strings(obj: Any, key: str) -> dict[str, str]:
+    value = _need(obj, key, dict)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ValueError(f"field {key!r} is not a map of strings")
+    return value
+
+
+_INT_OR_NONE = (int, type(None))
+
+
+def artifacts_from_wire(wire: Any) -> Artifacts:
+    """The Artifacts a worker described, or ValueError."""
+    if not isinstance(wire, dict):
+        raise ValueError("not an object")
+    res = _need(wire, "resources", dict)
+    if set(res) - set(Resources.__dataclass_fields__) or not all(isinstance(v, _INT_OR_NONE) for v in res.values()):
+        raise ValueError("malformed resources")
+    art = Artifacts(kernel=_need(wire, "kernel", str), spec_key=_need(wire, "spec_key", str),
+                    target=_need(wire, "target", str), paths=_strings(wire, "paths"),
+                    metadata=_need(wire, "metadata", dict), resources=Resources(**res),
+                    remarks=_need(wire, "remarks", str), compile_time=float(_need(wire, "compile_time", (int, float))),
+                    cached=bool(_need(wire, "cached", bool)), error=_error(wire.get("error")))
+    asm = _strings(wire, "asm")
+    if wire.get("lazy_sass"):
+        art.asm = LazyAsm(asm)
+        art.asm.error = _need(wire, "asm_error", str, optional=True)
+    else:
+        art.asm = _TEXTS(asm)
+    analysis = wire.get("analysis")
+    if analysis is not None:
+        art.analysis = (_need(analysis, "metrics", dict),
+                        [_finding(f) for f in _need(analysis, "findings", list)])
+    return art
+
+
+def _error(value: Any) -> CompileError | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) - set(CompileError.__dataclass_fields__):
+        raise ValueError("malformed error")
+    err = CompileError(kind=_need(value, "kind", str), message=_need(value, "message", str))
+    for key in ("line", "col", "end_col"):
+        setattr(err, key, _need(value, key, int, optional=True))
+    err.path = _need(value, "path", str, optional=True)
+    return err
+
+
+def _finding(value: Any) -> Finding:
+    if not isinstance(value, dict):
+        raise ValueError("malformed finding")
+    ints = {k: _need(value, k, int) for k in ("line", "column", "end_line", "end_column")}
+    texts = {k: _need(value, k, str) for k in ("path", "code", "severity", "message")}
+    optional = {k: _need(value, k, str, optional=True) for k in ("kernel", "config", "target")}
+    related = [Related(_need(r, "path", str), _need(r, "line", int), _need(r, "message", str))
+               for r in _need(value, "related", list)]
+    return Finding(**ints, **texts, **optional, related=related, data=_need(value, "data", dict))

@@ -1,0 +1,236 @@
+"""A repository nobody vetted, checked as an attacker's pull request would be: module code that runs while a kernel's
+module is imported tries to write files outside the worker's folder, run programs, reach the network, read the
+checking process's secrets, and talk to the checking process through the worker's pipe. Each attempt is a real file;
+each test asserts what a user would see — the finding, the exit code — and that the marker file the attack meant to
+write does not exist."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from tritonlens.cli import main as cli_main
+from tritonlens.compiler import sandbox
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
+
+SECRET = "tritonlens-test-secret-3f9c2b"
+
+KERNEL = '''
+# tritonlens: x_ptr=*fp32, n=i32%16, BLOCK=1024
+@triton.jit
+def add_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+'''
+
+
+@pytest.fixture(scope="module")
+def confined():
+    state = sandbox.status()
+    if not state.get("landlock"):
+        pytest.skip(f"no Landlock here: {sandbox.describe(state)}")
+    return state
+
+
+def check(capsys, path, *args: str) -> tuple[int, list[dict], str]:
+    code = cli_main(["check", str(path), "--target", "cuda:90", "--workers", "1", "--format", "json", *args])
+    out = capsys.readouterr()
+    return code, json.loads(out.out), out.out + out.err
+
+
+def module(tmp_path, name: str, prelude: str, kernel: str = KERNEL) -> str:
+    path = tmp_path / f"{name}.py"
+    path.write_text("import os\nimport subprocess\nimport triton\nimport triton.language as tl\n"
+                    + textwrap.dedent(prelude) + kernel)
+    return str(path)
+
+
+# Each attack's module-level code, run in full (every top-level statement); MARK is a file beside the module.
+ATTACKS = {
+    "os_system": 'os.system("touch MARK")\n',
+    "subprocess": 'subprocess.run(["/usr/bin/touch", "MARK"])\n',
+    "getattr_chain": 'getattr(os, "system")("touch MARK")\n',
+    "map_callable": 'list(map(os.system, ["touch MARK"]))\n',
+    "class_body": 'class Evil:\n    os.system("touch MARK")\n',
+    "open_write": 'open("MARK", "w").write("pwned")\n',
+    "shell_redirect": 'os.system("echo pwned > MARK")\n',
+    "via_python": 'import sys\nsubprocess.run([sys.executable, "-c", "open(\'MARK\', \'w\')"])\n',
+    "via_loader": 'subprocess.run(["/lib64/ld-linux-x86-64.so.2", "/bin/sh", "-c", "touch MARK"])\n',
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_module_code_cannot_write_or_run_programs(confined, tmp_path, capsys, attack):
+    mark = tmp_path / f"{attack}.marker"
+    code_text = "try:\n" + textwrap.indent(ATTACKS[attack].replace("MARK", str(mark)), "    ") \
+        + "except Exception:\n    pass\n"
+    path = module(tmp_path, attack, code_text)
+    code, findings, _ = check(capsys, path, "--module-execution", "full")
+    assert not mark.exists(), f"{attack} wrote {mark}"
+    assert code == 0 and findings == [], findings  # the kernel itself compiles: the sandbox stops only the attack
+
+
+def test_definitions_slice_bypasses_run_confined(confined, tmp_path, capsys):
+    """The default (definitions) keeps what the kernels use; code hidden in those parts — a chained call, a callable
+    passed to map, a decorator's argument, a helper decorator's default — runs (unconfined, each writes its
+    marker), inside the sandbox."""
+    marks = [tmp_path / f"m{i}" for i in range(4)]
+    path = module(tmp_path, "sliced", f'''
+        def keep(_=os.system("touch {marks[0]}")):
+            return lambda fn: fn
+
+
+        SCALE = tl.constexpr((getattr(os, "system")("touch {marks[1]}") or 0) + 2)
+        SHIFT = tl.constexpr(len(list(map(os.system, ["touch {marks[2]}"]))))
+        ''', kernel=f'''
+# tritonlens: x_ptr=*fp32, n=i32%16, BLOCK=1024
+@keep()
+@triton.jit(do_not_specialize=[os.system("touch {marks[3]}") and "n"])
+def add_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE + SHIFT, mask=offs < n)
+''')
+    code, findings, _ = check(capsys, path)
+    assert not any(m.exists() for m in marks), [m.name for m in marks if m.exists()]
+    assert code == 0 and findings == [], findings
+
+
+def test_no_network(confined, tmp_path, capsys):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.2)
+    port = server.getsockname()[1]
+    reached: list[bool] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                server.accept()[0].close()
+                reached.append(True)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    path = module(tmp_path, "net", f'''
+        import socket
+        socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"secret")
+        ''')
+    try:
+        code, findings, _ = check(capsys, path, "--module-execution", "full")
+    finally:
+        stop.set()
+        thread.join(2)
+        server.close()
+    assert not reached, "module code reached a listening port"
+    assert [f["code"] for f in findings] == ["SRC006"] and "PermissionError" in findings[0]["message"], findings
+
+
+def test_secrets_of_the_checking_process_never_reach_the_output(confined, tmp_path):
+    """A CI secret in the checking process's environment: module code looks for it in its own environment and in
+    the checking process's (/proc/PPID/environ) and puts what it found in its error, which check prints."""
+    path = module(tmp_path, "leak", '''
+        found = [os.environ.get("TRITONLENS_TEST_TOKEN", "")]
+        for pid in (os.getppid(), os.getppid() - 1):
+            try:
+                found.append(open(f"/proc/{pid}/environ").read())
+            except OSError as exc:
+                found.append(str(exc))
+        raise RuntimeError("leaked: " + " ".join(found))
+        ''')
+    env = {**os.environ, "TRITONLENS_TEST_TOKEN": SECRET}
+    run = subprocess.run([sys.executable, "-m", "tritonlens", "check", path, "--target", "cuda:90", "--workers", "1",
+                          "--format", "json", "--module-execution", "full"], capture_output=True, text=True,
+                         env=env, timeout=300)
+    findings = json.loads(run.stdout)
+    assert [f["code"] for f in findings] == ["SRC006"] and "leaked:" in findings[0]["message"], findings
+    assert "Permission denied" in findings[0]["message"], findings
+    assert SECRET not in run.stdout + run.stderr
+
+
+def test_a_named_variable_is_passed(confined, tmp_path, capsys, monkeypatch):
+    """What the user names in tritonlens.env (`--env NAME=value`) reaches the imports; nothing else does."""
+    path = module(tmp_path, "named", '''
+        if os.environ.get("MYLIB_DEVICE") != "cuda":
+            raise RuntimeError("MYLIB_DEVICE is not set")
+        ''')
+    code, findings, _ = check(capsys, path, "--module-execution", "full", "--env", "MYLIB_DEVICE=cuda")
+    assert code == 0 and findings == [], findings
+
+
+def test_a_crafted_pickle_on_the_worker_pipe_runs_nothing(confined, tmp_path, capsys):
+    """Module code writes a pickle whose loading would run a shell command in the checking process, as the worker's
+    answer. The answer is JSON-only: the check reports a worker failure for that file and goes on."""
+    mark = tmp_path / "parent.marker"
+    evil = module(tmp_path, "evil_pickle", f'''
+        import sys
+        from multiprocessing.connection import Connection
+
+        class Payload:
+            def __reduce__(self):
+                return (os.system, ("touch {mark}",))
+
+        Connection(int(sys.argv[2]), readable=False).send(Payload())
+        ''')
+    code, findings, _ = check(capsys, evil, "--module-execution", "full")
+    assert not mark.exists(), "the worker's pickle ran in the checking process"
+    assert [(f["code"], f["severity"]) for f in findings] == [("SRC007", "info")], findings
+    assert "malformed answer" in findings[0]["message"], findings
+    assert code == 0
+
+
+def test_garbage_on_the_worker_pipe_is_a_worker_failure_and_the_run_goes_on(confined, tmp_path, capsys):
+    garbage = module(tmp_path, "garbage", '''
+        import sys
+        from multiprocessing.connection import Connection
+
+        Connection(int(sys.argv[2]), readable=False).send_bytes(b"\\x80\\x04\\x95garbage" + b"[" * 100000)
+        ''')
+    fine = module(tmp_path, "fine", "")
+    code = cli_main(["check", garbage, fine, "--target", "cuda:90", "--workers", "1", "--format", "json",
+                     "--module-execution", "full"])
+    findings = json.loads(capsys.readouterr().out)
+    assert [(os.path.basename(f["path"]), f["code"]) for f in findings] == [("garbage.py", "SRC007")], findings
+    assert code == 0
+
+
+HELPER_KERNEL = '''
+from {helper} import SCALE
+
+# tritonlens: x_ptr=*fp32, n=i32%16, BLOCK=1024
+@triton.jit
+def add_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+'''
+
+
+def test_a_module_that_crashes_at_import_is_blamed(tmp_path, capsys):
+    (tmp_path / "crashing_helper.py").write_text("import ctypes\nctypes.string_at(0)\nSCALE = 2\n")
+    path = module(tmp_path, "uses_crash", "", kernel=HELPER_KERNEL.format(helper="crashing_helper"))
+    code, findings, _ = check(capsys, path)
+    assert [(f["code"], f["severity"]) for f in findings] == [("SRC007", "info")], findings
+    message = findings[0]["message"]
+    assert "importing the module crashed" in message and "`crashing_helper`" in message, message
+    assert "SIGSEGV" in message and "compiler" not in message, message
+    assert code == 0
+
+
+def test_a_module_that_hangs_at_import_is_blamed(tmp_path, capsys):
+    (tmp_path / "hanging_helper.py").write_text("import time\nwhile True:\n    time.sleep(1)\nSCALE = 2\n")
+    path = module(tmp_path, "uses_hang", "", kernel=HELPER_KERNEL.format(helper="hanging_helper"))
+    code, findings, _ = check(capsys, path, "--timeout", "8")
+    assert [(f["code"], f["severity"]) for f in findings] == [("SRC007", "info")], findings
+    message = findings[0]["message"]
+    assert "importing the module timed out" in message and "`hanging_helper`" in message, message
+    assert "compileTimeout" not in message, message
+    assert code == 0
