@@ -63,7 +63,7 @@ def test_lsp_imports_have_no_circle():
 
 # ---------------------------------------------------------------- the whole package
 PACKAGE = LSP.parent
-TOP = {"__init__", "__main__", "cli", "doctor", "model", "pipeline", "settings", "source"}
+TOP = {"__init__", "__main__", "doctor", "model", "pipeline", "settings", "source"}
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -138,13 +138,88 @@ def test_circle_finder_sees_imports_inside_functions(tmp_path):
 
 def test_presenters_are_imported_by_nobody_below_them():
     """The pipeline runs one way: no stage imports the CLI or the language server, and the top folder holds only
-    the entry modules and the shared model (each stage lives in its sub-package)."""
+    the entry modules and the shared model (each stage, and the CLI, lives in its sub-package)."""
     g = package_graph()
     for m, deps in g.items():
-        if m not in ("tritonlens.__main__", "tritonlens.cli") and not m.startswith("tritonlens.lsp"):
-            assert not {d for d in deps if d == "tritonlens.cli" or d.startswith("tritonlens.lsp")}, m
+        if m != "tritonlens.__main__" and not m.startswith(("tritonlens.cli", "tritonlens.lsp")):
+            assert not {d for d in deps if d.startswith(("tritonlens.cli", "tritonlens.lsp"))}, m
     top = {p.stem for p in PACKAGE.glob("*.py")}
     assert top == TOP, sorted(top ^ TOP)
-    for sub in ("frontend", "device", "compiler", "ir", "checks", "report", "gpu", "lsp"):
+    for sub in ("frontend", "device", "compiler", "ir", "checks", "report", "fixes", "gpu", "cli", "lsp"):
         doc = ast.get_docstring(ast.parse((PACKAGE / sub / "__init__.py").read_text()))
         assert doc and len(doc) > 100, f"{sub}/__init__.py says what it takes and gives"
+
+
+# ---------------------------------------------------------------- between packages
+# The pipeline's direction (docs/server.md): a package may import its own stage and earlier ones. The shared base
+# (model, settings, source, the package itself) imports none of them; device/ (the GPU a run answers as) and gpu/ (the
+# GPU machine's edges: capture, bench, profile) stand apart and are not checked. pipeline orchestrates the stages;
+# fixes and compare re-compile through them; cli and lsp present.
+STAGE = {"tritonlens": -1, "model": -1, "settings": -1, "source": -1,
+         "frontend": 0, "compiler": 1, "ir": 2, "checks": 3, "report": 4,
+         "pipeline": 5, "fixes": 5, "compare": 5, "doctor": 5, "cli": 6, "lsp": 6, "__main__": 6}
+APART = {"device", "gpu"}
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "server.md"
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def packages(g: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph drawn between packages (a top-level module counts as its own package)."""
+    out: dict[str, set[str]] = {}
+    for m, deps in g.items():
+        out.setdefault(package_of(m), set()).update(package_of(d) for d in deps)
+    return {p: deps - {p} for p, deps in out.items()}
+
+
+def named_edges() -> set[tuple[str, str]]:
+    """The edges against the direction that docs/server.md names (rows "| `a` → `b` | why |" of its table)."""
+    import re
+
+    return set(re.findall(r"^\| `(\w+)` → `(\w+)` \|", DOCS.read_text(encoding="utf-8"), re.M))
+
+
+def test_packages_have_no_circle():
+    pg = packages(package_graph())
+    assert {"frontend", "compiler", "report", "fixes", "cli", "lsp"} <= set(pg), sorted(pg)
+    circle = find_circle(pg)
+    assert circle is None, "import circle between packages: " + " -> ".join(circle)
+
+
+def test_the_package_circle_finder_sees_one(tmp_path):
+    pkg = tmp_path / "pkg"
+    for sub in ("a", "b"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "x.py").write_text("from ..b import y\n")
+    (pkg / "b" / "y.py").write_text("def f():\n    from ..a import z\n")
+    (pkg / "a" / "z.py").write_text("")
+    assert find_circle(package_graph(pkg)) is None  # no circle between modules...
+    assert find_circle(packages(package_graph(pkg))) == ["a", "b", "a"]  # ...but one between packages
+
+
+def test_no_package_imports_a_later_stage_except_the_named_edges():
+    g = package_graph()
+    allowed = named_edges()
+    assert ("compiler", "checks") in allowed, "docs/server.md names the edges against the direction"
+    against = []
+    for m, deps in sorted(g.items()):
+        a = package_of(m)
+        if a in APART:
+            continue
+        assert a in STAGE, f"{a}/ has no place in the pipeline: add it to STAGE here and to docs/server.md"
+        for d in sorted(deps):
+            b = package_of(d)
+            if b == a or b in APART or (a, b) in allowed:
+                continue
+            assert b in STAGE, f"{b}/ has no place in the pipeline: add it to STAGE here and to docs/server.md"
+            if STAGE[b] > STAGE[a] or (STAGE[a] == -1 and STAGE[b] != -1):
+                against.append(f"{m} -> {d}")
+    assert not against, "imports against the pipeline's direction (name them in docs/server.md if meant): " + \
+        ", ".join(against)
+    unused = {(a, b) for a, b in allowed if b not in packages(g).get(a, set())}
+    assert not unused, f"docs/server.md names edges no module has any more: {sorted(unused)}"

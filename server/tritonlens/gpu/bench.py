@@ -438,8 +438,16 @@ def agreement(results: list[BenchResult]) -> str:
 
 
 # ---------------------------------------------------------------- CLI
+DESCRIPTION = __doc__.split("\n\n")[0]
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tritonlens bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="tritonlens bench", description=DESCRIPTION)
+    add_arguments(p)
+    return p
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("targets", nargs="*", metavar="PATH[::KERNEL]")
     p.add_argument("--captures", metavar="FILE", help="capture file (default: .tritonlens/captures.jsonl)")
     p.add_argument("--all-captures", action="store_true",
@@ -455,11 +463,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="append results here (default .tritonlens/bench.jsonl)")
     p.add_argument("--replay-jobs", help=argparse.SUPPRESS)
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
     if args.replay_jobs:
         return _child_main(args.replay_jobs)
     if not args.targets:

@@ -464,11 +464,17 @@ def kernel_file_from_captures(kernel: str, root: str, captures_file: str | None 
 
 
 # ---------------------------------------------------------------- the command
+DESCRIPTION = ("Measure a kernel on the local GPU with Nsight Compute: `profile --kernel NAME -- CMD...` runs your "
+               "program; `profile PATH::KERNEL` replays a captured launch.")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tritonlens profile",
-        description="Measure a kernel on the local GPU with Nsight Compute: `profile --kernel NAME -- CMD...` runs "
-                    "your program; `profile PATH::KERNEL` replays a captured launch.")
+    p = argparse.ArgumentParser(prog="tritonlens profile", description=DESCRIPTION)
+    add_arguments(p)
+    return p
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("target_kernel", nargs="?", metavar="PATH::KERNEL")
     p.add_argument("--kernel", help="kernel name to measure in the command's run")
     p.add_argument("--file", help="the kernel's source file (for findings; default: from the captures)")
@@ -481,7 +487,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-check", action="store_true", help="only measure; do not compile the kernel for findings")
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--replay-job", help=argparse.SUPPRESS)
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -494,6 +499,11 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return EXIT_ERROR if exc.code else EXIT_OK
+    return run(args, cmd)
+
+
+def run(args: argparse.Namespace, cmd: list[str] | None = None) -> int:
+    """The command, its arguments parsed (`cmd`: what followed `--`)."""
     if args.replay_job:
         return _replay_main(args.replay_job)
     ok, why = can_profile()

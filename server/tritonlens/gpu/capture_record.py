@@ -1,0 +1,206 @@
+"""The capture record: one JSON line per distinct compile, made from what Triton's compile hook was given (signature,
+constexprs, divisibility attributes, options, target) and the launch (grid, scalar values, tensor shapes, strides,
+dtypes: `describe_launch`); `launch_key` tells distinct launches apart cheaply. Also the environment variables the
+`capture` command passes to the hook in the user's program. Pure: no file, no triton import."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from typing import Any
+
+
+ENV_SWITCH = "TRITONLENS_CAPTURE"
+ENV_FILE = "TRITONLENS_CAPTURE_FILE"  # where to append (absolute); default <workspace>/.tritonlens/captures.jsonl
+ENV_ROOT = "TRITONLENS_WORKSPACE"  # the workspace root paths are made relative to; default cwd
+ENV_DUMP = "TRITONLENS_CAPTURE_DUMP"  # optional folder: also write each compile's PTX/SASS-relevant asm there
+ENV_PACKAGE_ROOT = "TRITONLENS_PACKAGE_ROOT"
+ENV_NO_GPU = "TRITONLENS_CAPTURE_NO_GPU"  # a target (cuda:90): record launches without a GPU, for that target
+ENV_INTERPRET = "TRITONLENS_CAPTURE_INTERPRET"  # with ENV_NO_GPU: run the kernels in Triton's interpreter
+ENV_TALLY = "TRITONLENS_CAPTURE_TALLY"  # optional file: one line per new compile this run's processes wrote
+ENV_TIME = "TRITONLENS_CAPTURE_TIME"  # "1": time a few real launches of each distinct launch (LaunchTimer)
+VERSION = 2
+MAX_LAUNCH_SHAPES = 16  # distinct launches a summary line lists per compile, the most launched first
+_MAX_TRACKED = 64  # distinct launches tallied per compile between flushes; launches of further ones count as "other"
+TIMED_PER_LAUNCH = 5  # launches timed per distinct launch with --time (the median is written)
+
+# Options a capture keeps: those a user can set on a launch or in a Config (the rest follow from the target).
+_KEPT_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid",
+                 "launch_pdl", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "debug", "sanitize_overflow")
+
+
+# ---------------------------------------------------------------- records
+def _jsonable(value: Any) -> Any:
+    """Constexpr values as JSON: tl.constexpr unwrapped, dtypes by name; None when it cannot be represented."""
+    if type(value).__name__ == "constexpr" and hasattr(value, "value"):
+        value = value.value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if type(value).__name__ == "dtype" or type(value).__module__.startswith("triton.language"):
+        return str(value)  # tl.float16 -> "fp16"; never str() of other objects: a host TensorDescriptor's repr
+        # prints its whole base tensor (a GPU read: 0.1 s a launch for an attention's q)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return None
+
+
+def _index_name(path: Any, arg_names: list[str]) -> str | None:
+    """`(2,)` -> the name of parameter 2; `(2, 0)` (element 0 of a tuple argument) -> `name[0]`."""
+    if (isinstance(path, tuple) and path and all(isinstance(x, int) and x >= 0 for x in path)
+            and path[0] < len(arg_names)):
+        return arg_names[path[0]] + "".join(f"[{x}]" for x in path[1:])
+    if isinstance(path, str):
+        return path
+    return None
+
+
+def _target_string(target: Any) -> str | None:
+    if target is None:
+        return None
+    backend = getattr(target, "backend", None)
+    arch = getattr(target, "arch", None)
+    if backend is None or arch is None:
+        return None
+    return f"{backend}:{arch}"
+
+
+def relative_path(filename: str, root: str) -> str:
+    filename = os.path.abspath(filename)
+    try:
+        rel = os.path.relpath(filename, root)
+    except ValueError:
+        return filename.replace(os.sep, "/")
+    return filename.replace(os.sep, "/") if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def record_from_hook(*, jit_function: Any, compile: dict[str, Any], target: str | None, root: str,
+                     triton_version: str) -> dict[str, Any] | None:
+    """One capture line from what `jit_post_compile_hook` receives (`compile` is its `compile=` dict)."""
+    fn = getattr(jit_function, "fn", None)
+    code = getattr(fn, "__code__", None)
+    if fn is None or code is None:
+        return None
+    arg_names = list(getattr(jit_function, "arg_names", []) or code.co_varnames[:code.co_argcount])
+    signature_in = compile.get("signature") or {}
+    if isinstance(signature_in, dict):
+        signature = {str(k): str(v) for k, v in signature_in.items()}
+    else:
+        signature = dict(zip(arg_names, (str(v) for v in signature_in)))
+    constants: dict[str, Any] = {}
+    for path, value in (compile.get("constants") or {}).items():
+        name = _index_name(path, arg_names)
+        if name is not None:
+            constants[name] = _jsonable(value)
+    configs = compile.get("configs") or [{}]
+    attrs: dict[str, dict[str, Any]] = {}
+    for path, items in (configs[0] if configs else {}).items():
+        name = _index_name(path, arg_names)
+        if name is None:
+            continue
+        for item in items or []:
+            if isinstance(item, (list, tuple)) and len(item) == 2 and item[0] == "tt.divisibility":
+                attrs[name] = {"divisibility": int(item[1])}
+    options: dict[str, Any] = {}
+    spec_data = compile.get("specialization_data")
+    if isinstance(spec_data, str):
+        with contextlib.suppress(ValueError):
+            options = {k: v for k, v in json.loads(spec_data).get("options", {}).items()
+                       if k in _KEPT_OPTIONS and isinstance(v, (bool, int, float, str))}
+    for k in ("num_warps", "num_stages", "num_ctas"):
+        if isinstance(compile.get(k), int):
+            options[k] = compile[k]
+    rec: dict[str, Any] = {
+        "version": VERSION,
+        "path": relative_path(code.co_filename, root),
+        "kernel": fn.__name__,
+        "signature": signature,
+        "constants": constants,
+        "attrs": attrs,
+        "options": options,
+        "target": target,
+        "triton_version": triton_version,
+    }
+    return rec
+
+
+def describe_launch(arg_names: list[str], args: tuple, kwargs: dict[str, Any], grid: Any) -> dict[str, Any] | None:
+    """Grid, scalar values and tensor geometry of one launch — enough to synthesize inputs and replay it."""
+    if grid is None:
+        return None
+    try:
+        grid_list = [int(g) for g in (grid if isinstance(grid, (list, tuple)) else (grid,))]
+    except (TypeError, ValueError):
+        return None
+    values = dict(zip(arg_names, args))
+    values.update({k: v for k, v in kwargs.items() if k in arg_names})
+    out: dict[str, Any] = {}
+    for name in arg_names:
+        if name not in values:
+            continue
+        v = values[name]
+        if hasattr(v, "data_ptr") and hasattr(v, "shape") and hasattr(v, "dtype"):
+            try:
+                out[name] = {"tensor": {"shape": [int(s) for s in v.shape], "stride": [int(s) for s in v.stride()],
+                                        "dtype": str(v.dtype).removeprefix("torch."),
+                                        "align16": int(v.data_ptr()) % 16 == 0}}
+            except Exception:  # noqa: BLE001 — an exotic tensor type: keep the rest of the launch
+                out[name] = {"unknown": type(v).__name__}
+        elif v is None or isinstance(v, (bool, int, float, str)):
+            out[name] = {"value": v}
+        else:
+            jv = _jsonable(v)
+            out[name] = {"value": jv} if jv is not None else {"unknown": type(v).__name__}
+    return {"grid": grid_list, "args": out}
+
+
+_TENSOR_TYPES: set[type] = set()  # types seen to be tensors (data_ptr, shape, stride, dtype): the fast path
+
+
+def _arg_key(v: Any) -> Any:
+    """What `describe_launch` records of one argument, as a hashable value, made without building the description:
+    this runs on every launch (a torch tensor: its shape, strides, dtype and 16-byte alignment, ~1 µs)."""
+    t = type(v)
+    if t is int or v is None:
+        return v
+    if t in _TENSOR_TYPES:
+        return (v.shape, v.stride(), v.dtype, not v.data_ptr() & 15)
+    if t is float or t is bool or t is str:
+        return (t.__name__, v)
+    if hasattr(v, "data_ptr") and hasattr(v, "shape"):
+        try:
+            key = (tuple(v.shape), tuple(v.stride()), v.dtype, not v.data_ptr() & 15)
+            hash(key)
+        except Exception:  # noqa: BLE001 — an exotic tensor type: described as "unknown"
+            return (t.__name__,)
+        if t.__module__.startswith("torch"):
+            _TENSOR_TYPES.add(t)
+        return key
+    if t is tuple or t is list:
+        return tuple(map(_arg_key, v))
+    base = getattr(v, "base", None)
+    if base is not None and hasattr(base, "data_ptr") and hasattr(v, "block_shape"):  # a host tensor descriptor
+        return (t.__name__, _arg_key(base), tuple(getattr(v, "shape", ())), tuple(getattr(v, "strides", ())),
+                tuple(v.block_shape))
+    jv = _jsonable(v)
+    return (t.__name__, json.dumps(jv) if isinstance(jv, list) else jv)
+
+
+def launch_key(grid: Any, args: tuple, kwargs: dict[str, Any], _tensors: set = _TENSOR_TYPES) -> tuple | None:
+    """A hashable key equal for two launches that `describe_launch` describes alike (grid, scalars, tensor geometry);
+    None when the grid is unknown. It may still be unhashable (a grid of lists): the caller's lookup says so. Written
+    as a plain loop with the common cases inline: it runs on every launch (~2 µs for 3 tensors and an int)."""
+    if grid is None:
+        return None
+    parts = [tuple(grid) if type(grid) is list else grid]
+    for v in args:
+        t = type(v)
+        if t in _tensors:
+            parts.append((v.shape, v.stride(), v.dtype, not v.data_ptr() & 15))
+        elif t is int:
+            parts.append(v)
+        else:
+            parts.append(_arg_key(v))
+    if kwargs:
+        for kv in kwargs.items():
+            parts.append(kv if type(kv[1]) is int else (kv[0], _arg_key(kv[1])))
+    return tuple(parts)
