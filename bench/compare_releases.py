@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "server"))
 
 from tritonlens.compare import core, envs, output  # noqa: E402
-from tritonlens.compare.cli import collect_files  # noqa: E402
+from tritonlens.cli.common import collect_files  # noqa: E402
 from tritonlens.settings import Settings, default_workers  # noqa: E402
 
 

@@ -77,6 +77,18 @@ def test_dots_leaving_tensor_cores_and_occupancy():
     assert not _judge(_rec(), _rec(occupancy={"warps": 8, "occupancy": 0.125}), th).gated
 
 
+def test_estimated_time_from_the_cost_model_gates_past_its_threshold():
+    def timed(*costs):
+        return _rec(launch_costs=[{"grid": [1], "count": n, "est_us": us} for n, us in costs])
+
+    assert core.estimated_us(timed((3, 10.0), (1, 30.0))["metrics"]) == 15.0  # weighted by launches
+    p = _judge(timed((1, 10.0)), timed((1, 12.0)))
+    [r] = p.regressions
+    assert r.kind == "time" and r.gated and r.text == "estimated time 10 µs → 12 µs (+20%)"
+    assert not _judge(timed((1, 10.0)), timed((1, 10.5))).regressions  # within --time-pct 10
+    assert not _judge(_rec(), timed((1, 12.0))).regressions  # no estimate on one side: nothing to compare
+
+
 # ---------------------------------------------------------------- a real second release
 @pytest.fixture(scope="module")
 def release():

@@ -10,6 +10,7 @@ import sys
 from typing import Sequence
 
 from .. import __version__
+from ..compare import cli as compare
 from . import baseline, check, doctor, explain, ir, serve
 from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, collect_files
 from .gpu_commands import bench, capture, profile
@@ -20,7 +21,7 @@ _collect_files = collect_files  # bench/corpus_fixes.py reads the files of its p
 # The commands, in the order `tritonlens --help` lists them. Each is a module (or object) with `add_parser(subparsers)`
 # — which declares its arguments and may `set_defaults(run=...)` for each parser it adds — and `run(args) -> int`, its
 # exit code. A new command (such as `compare`) is one more entry here.
-COMMANDS = [check, ir, baseline, explain, serve, capture, bench, profile, doctor]
+COMMANDS = [check, ir, baseline, compare, explain, serve, capture, bench, profile, doctor]
 
 # Commands that run a user's program: everything after their first `--` is that program's command line, untouched.
 _TAKE_A_COMMAND = ("capture", "profile")

@@ -97,19 +97,19 @@ def _err(msg: str) -> int:
     return EXIT_ERROR
 
 
-def collect_files(paths: list[str]) -> tuple[list[str], list[str]]:
-    """The .py files of `paths` (folders walked, hidden ones and caches skipped) and the paths that do not exist."""
-    files, missing = [], []
-    for p in paths:
-        if os.path.isdir(p):
-            for folder, dirs, names in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "node_modules"))
-                files.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
-        elif os.path.exists(p):
+def python_files(paths: list[str]) -> tuple[list[str], list[str]]:
+    """The .py files of `paths`, folders walked as `check` walks them, and a message per path that does not exist.
+    (`check`'s own walk lives in cli/, a later stage than compare/.)"""
+    files: list[str] = []
+    problems = [f"{p}: no such file or folder" for p in paths if not os.path.exists(p)]
+    for p in (p for p in paths if os.path.exists(p)):
+        if not os.path.isdir(p):
             files.append(p)
-        else:
-            missing.append(p)
-    return files, missing
+            continue
+        for folder, dirs, names in os.walk(p):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "node_modules"))
+            files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
+    return files, problems
 
 
 def settings_from(args):
@@ -174,9 +174,9 @@ def run(args) -> int:
         return EXIT_OK
     if not args.paths:
         return _err("give the files or folders to compare")
-    files, missing = collect_files(args.paths)
-    for m in missing:
-        say(f"{m}: no such file or folder")
+    files, problems = python_files(args.paths)
+    for msg in problems:
+        say(msg)
     if not files:
         return _err("no Python files to compare")
     try:

@@ -22,8 +22,6 @@ from .envs import Release
 KINDS = ("compile", "spills", "shared", "tensor-cores", "widths", "time", "occupancy", "registers", "conversions",
          "instructions", "findings")
 DEFAULT_FAIL_ON = frozenset({"compile", "spills", "shared", "tensor-cores", "widths", "time"})
-# The cost model's estimated time per launch, in microseconds, when it is among a spec's metrics.
-TIME_METRIC = "estimated_us"
 
 
 @dataclass(frozen=True)
@@ -238,13 +236,12 @@ def judge(pair: SpecPair, th: Thresholds, target_b: str = "") -> None:
             elif c.why == "" and _mean(c.new) > _mean(c.old):
                 pair.improvements.append(c.text())
     count("conversions", "convert_layout", "convert_layout ops", th.conversions)
-    ta, tb = _num(ma, TIME_METRIC), _num(mb, TIME_METRIC)
-    if ta and tb:
+    ta, tb = estimated_us(ma), estimated_us(mb)
+    if ta and tb and abs(_pct(ta, tb)) > th.time_pct:  # the model's resolution: smaller moves are not listed
         if tb > ta:
-            worse("time", f"estimated time {ta:.3g} µs → {tb:.3g} µs (+{_pct(ta, tb):.0f}%)", _pct(ta, tb),
-                  _pct(ta, tb) > th.time_pct)
-        elif tb < ta:
-            pair.improvements.append(f"estimated time {ta:.3g} µs → {tb:.3g} µs")
+            worse("time", f"estimated time {ta:.3g} µs → {tb:.3g} µs (+{_pct(ta, tb):.0f}%)", _pct(ta, tb), True)
+        else:
+            pair.improvements.append(f"estimated time {ta:.3g} µs → {tb:.3g} µs ({_pct(ta, tb):.0f}%)")
     ia, ib = pair.a_extra.get("instructions"), pair.b_extra.get("instructions")
     isa = pair.b_extra.get("isa", "ISA")
     # A few instructions more or fewer is the ordinary churn of a release: a change past the threshold is one.
@@ -256,6 +253,18 @@ def judge(pair: SpecPair, th: Thresholds, target_b: str = "") -> None:
     gating = sorted({r["code"] for r in pair.appeared if r["severity"] in ("error", "warning")})
     if gating:
         worse("findings", f"new findings: {', '.join(gating)}", float(len(gating)), True)
+
+
+def estimated_us(metrics: dict) -> float | None:
+    """The cost model's estimated time per launch of a spec (checks/costmodel: `launch_costs`, one per captured
+    launch), weighted by how often each launch ran; None without captured launches."""
+    costs = metrics.get("launch_costs")
+    if not isinstance(costs, list):
+        return None
+    pairs = [(max(int(c.get("count") or 1), 1), float(c["est_us"])) for c in costs
+             if isinstance(c, dict) and isinstance(c.get("est_us"), (int, float))]
+    n = sum(w for w, _ in pairs)
+    return sum(w * t for w, t in pairs) / n if n else None
 
 
 def _mean(widths: Any) -> float:

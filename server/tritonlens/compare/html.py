@@ -7,7 +7,7 @@ import difflib
 import html
 from typing import Any
 
-from .core import Outcome, SpecPair
+from .core import Outcome, SpecPair, estimated_us
 from .output import side_names, headline
 
 MAX_LINES = 6000  # per side and layer: a diff of megabytes of PTX would make a page no browser opens
@@ -44,6 +44,10 @@ def _metrics_table(p: SpecPair, na: str, nb: str) -> str:
                                                       and name in ("registers", "spill_bytes", "convert_layout",
                                                                    "ldl", "stl")) else ""
         rows.append(f"<tr{cls}><th>{_e(name)}</th><td>{_e(a)}</td><td>{_e(b)}</td></tr>")
+    ta, tb = estimated_us(ma), estimated_us(mb)
+    if ta or tb:
+        rows.append(f"<tr><th>estimated µs per launch</th><td>{_e(ta and round(ta, 2))}</td>"
+                    f"<td>{_e(tb and round(tb, 2))}</td></tr>")
     ia, ib = p.a_extra.get("instructions"), p.b_extra.get("instructions")
     if ia or ib:
         rows.append(f"<tr><th>{_e(p.a_extra.get('isa', ''))} / {_e(p.b_extra.get('isa', ''))} instructions</th>"
