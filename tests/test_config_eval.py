@@ -279,14 +279,20 @@ def test_heuristics_read_module_constants_built_from_device_answers(tmp_path):
 
 
 def test_config_code_reads_the_environment_the_workers_import_with(monkeypatch):
+    """Config code sees the compile workers' clean environment: a variable of the checking process reaches it only
+    when tritonlens.env names it (here with no value: this process's own)."""
     # USE_FAST_PATH = os.environ.get("DEVICELIB_FAST", "1") == "1" in the fixture's utils.py
     path = os.path.join(DATA, "devicelib", "attn.py")
     monkeypatch.setenv("DEVICELIB_FAST", "0")
     evaluator = ConfigEvaluator()
     try:
         with open(path, encoding="utf-8") as fh:
-            kernels = {k.name: k for k in discover(path, fh.read(), DATA, evaluator=evaluator).kernels}
-        assert kernels["imported_flags"].autotune_configs == [{"kwargs": {"BKV": 64}, "num_warps": 4}]
+            text = fh.read()
+        unnamed = {k.name: k for k in discover(path, text, DATA, evaluator=evaluator).kernels}
+        assert unnamed["imported_flags"].autotune_configs == [{"kwargs": {"BKV": 64}, "num_warps": 8}]
+        named = {k.name: k for k in discover(path, text, DATA, evaluator=evaluator,
+                                             env={"DEVICELIB_FAST": None}).kernels}
+        assert named["imported_flags"].autotune_configs == [{"kwargs": {"BKV": 64}, "num_warps": 4}]
     finally:
         evaluator.close()
 

@@ -264,6 +264,17 @@ def check_cache() -> Check:
                  {"path": folder, "bytes": size, "files": files})
 
 
+def check_sandbox() -> Check:
+    """What confines the compile workers here (compiler.sandbox), tried in a throwaway process as a worker does."""
+    from .compiler import sandbox
+
+    state = sandbox.status()
+    status = "ok" if state.get("landlock") and state.get("seccomp") else "warn"
+    how = "" if status == "ok" else (" — code that a kernel's module runs at import is not fully confined here; "
+                                     "see docs/security.md before checking code you have not read")
+    return Check("sandbox", status, sandbox.describe(state) + how, state)
+
+
 def diagnose(cwd: str | None = None, workspace: str | None = None, probe: bool = True) -> Diagnosis:
     """Every check. `cwd`: the folder compiles start in (default the current one); `workspace`: the project root."""
     cwd = os.path.abspath(cwd or os.getcwd())
@@ -276,4 +287,5 @@ def diagnose(cwd: str | None = None, workspace: str | None = None, probe: bool =
         *check_gpu(),
         check_interpreter(workspace),
         check_cache(),
+        *([check_sandbox()] if probe else []),
     ])

@@ -76,8 +76,9 @@ class Settings:
     # Severity of a cost finding on captured launches from what its cause costs there (checks/costmodel); off: each
     # rule's own default, the estimate still in the message.
     severity_from_cost: bool = True
-    # Environment variables for the compile workers' imports (a library that reads its device from one).
-    env: dict[str, str] = field(default_factory=dict)
+    # Environment variables for the compile workers' imports (a library that reads its device from one); the workers
+    # start with a clean environment, so these (a value, or None: this process's own) are all of the user's they see.
+    env: dict[str, str | None] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list, compare=False)
 
     @classmethod
@@ -174,12 +175,14 @@ def _gpu(v: Any) -> str:
     return lookup(v).key
 
 
-def _env(v: Any) -> dict[str, str]:
-    if not isinstance(v, dict) or not all(isinstance(k, str) and k and "=" not in k for k in v):
+def _env(v: Any) -> dict[str, str | None]:
+    """NAME: value sets a variable for the workers; NAME: null passes this process's own value (the workers start
+    with a clean environment: nothing else of it reaches the code they import)."""
+    if not isinstance(v, dict) or not all(isinstance(k, str) and k and "=" not in k and "\0" not in k for k in v):
         raise TypeError("expected an object mapping environment variable names to values")
-    if not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v.values()):
-        raise TypeError("expected string values")
-    return {k: str(x) for k, x in v.items()}
+    if not all(x is None or isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v.values()):
+        raise TypeError("expected string values (or null: pass this process's value)")
+    return {k: None if x is None else str(x) for k, x in v.items()}
 
 
 def _rules(v: Any) -> dict[str, str]:

@@ -77,10 +77,8 @@ class CompileJob:
 
     def to_wire(self) -> dict[str, Any]:
         device = self.device
-        if device and device.get("env"):
-            # tritonlens.env: a name without a value passes the checking process's own (when it has one)
-            env = {k: os.environ.get(k) if v is None else v for k, v in device["env"].items()}
-            device = {**device, "env": {k: v for k, v in env.items() if v is not None}}
+        if device and device.get("env"):  # tritonlens.env: a name without a value passes the checking process's
+            device = {**device, "env": sandbox.named_env(device["env"])}
         wire = {"path": self.path, "text": self.text, "qualname": self.qualname, "spec": self.spec,
                 "workspace_root": self.workspace_root, "device": device}
         if self.analysis is not None:
@@ -164,7 +162,7 @@ class _Worker:
         try:
             self.proc = subprocess.Popen(
                 [self.python, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w), json.dumps(box)],
-                pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=2, env=env, cwd=folder,
+                pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=2, env=env,
                 close_fds=True)
         finally:
             os.close(job_r)

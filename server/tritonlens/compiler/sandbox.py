@@ -41,11 +41,29 @@ OWN_TRITON = ("TRITON_HOME", "TRITON_CACHE_DIR", "TRITON_DUMP_DIR", "TRITON_OVER
 DISABLE_VAR = "TRITONLENS_NO_SANDBOX"
 
 
-def clean_env(folder: str, package_root: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """A worker's environment: the kept variables, its own folder as HOME, TMPDIR and Triton's home, the tritonlens
-    package on PYTHONPATH, and `extra` (tritonlens.env) on top."""
+def passed_environ(extra: dict[str, str | None] | None = None) -> dict[str, str]:
+    """What code of the checked files sees of this process's environment: the kept variables and `extra`
+    (tritonlens.env: a value, or None for this process's own)."""
     env = {k: v for k, v in os.environ.items()
            if (k in KEEP_ENV or k.startswith(KEEP_PREFIXES)) and k not in OWN_TRITON}
+    env.update(named_env(extra))
+    return env
+
+
+def named_env(extra: dict[str, str | None] | None) -> dict[str, str]:
+    """tritonlens.env with its None values (pass this process's own) resolved; unset ones left out."""
+    out = {}
+    for key, value in (extra or {}).items():
+        value = os.environ.get(key) if value is None else value
+        if value is not None:
+            out[str(key)] = str(value)
+    return out
+
+
+def clean_env(folder: str, package_root: str, extra: dict[str, str | None] | None = None) -> dict[str, str]:
+    """A worker's environment: the kept variables, its own folder as HOME, TMPDIR and Triton's home, the tritonlens
+    package on PYTHONPATH, and `extra` (tritonlens.env) on top."""
+    env = passed_environ()
     env.setdefault("PATH", os.defpath)
     home = os.path.join(folder, "home")
     tmp = os.path.join(folder, "tmp")
@@ -57,7 +75,7 @@ def clean_env(folder: str, package_root: str, extra: dict[str, str] | None = Non
                 "PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": os.path.join(home, ".cache")})
     if os.environ.get(DISABLE_VAR):
         env[DISABLE_VAR] = os.environ[DISABLE_VAR]
-    env.update(extra or {})
+    env.update(named_env(extra))
     return env
 
 

@@ -23,6 +23,7 @@ import types
 from typing import Any
 
 from ..model import Artifacts, CompileError, Resources, Spec, Target
+from ..frontend.hints import OPTION_NAMES
 from ..frontend.specs import spec_to_compile_args
 
 # Set before triton is imported: remarks on fd 2, ptxas -v log on stdout, and no reuse of Triton's own cache
@@ -445,7 +446,9 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     import triton
     from triton.compiler import ASTSource
 
-    options = dict(spec.options)
+    # only the launch options Triton documents, whatever made the spec: `ptx_options`, `ir_override` and the like
+    # make the compile read files of someone's choosing
+    options = {k: v for k, v in spec.options.items() if k in OPTION_NAMES}
     box: dict[str, str] = {}
     try:
         signature, constexprs, attrs = spec_to_compile_args(spec, list(jit_fn.arg_names))

@@ -125,20 +125,37 @@ _INTROSPECTION = frozenset({
 })
 
 
+# Names through which code reads or writes an attribute named by a string, or runs text as code: `getattr` and
+# `hasattr` only as a direct call with a constant, harmless name; these never (operator.attrgetter("__class__"),
+# functools.reduce(getattr, [...]), vars(x)["__dict__"] walk around an attribute check otherwise).
+_BY_NAME = frozenset({"getattr", "hasattr"})
+_NEVER = frozenset({"setattr", "delattr", "vars", "globals", "locals", "eval", "exec", "compile", "breakpoint", "open",
+                    "input", "attrgetter", "methodcaller"})
+
+
+def _safe_name(arg: ast.AST) -> bool:
+    return isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not arg.value.startswith("_") \
+        and arg.value not in _INTROSPECTION
+
+
 def guard(node: ast.AST) -> None:
-    """Refuse code that reaches for interpreter internals (dunder names and attributes, frames, code objects)."""
+    """Refuse code that reaches for interpreter internals (dunder names and attributes, frames, code objects), and
+    every way of naming an attribute by a string but a direct `getattr(x, "name")`."""
+    direct = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+              and n.func.id in _BY_NAME and len(n.args) > 1 and _safe_name(n.args[1])}
     for n in ast.walk(node):
-        if isinstance(n, ast.Attribute) and (n.attr.startswith("_") or n.attr in _INTROSPECTION):
+        if isinstance(n, ast.Attribute) and (n.attr.startswith("_") or n.attr in _INTROSPECTION or n.attr in _NEVER):
             raise Refused(f"not evaluated: uses `.{n.attr}`")
-        if isinstance(n, ast.Name) and n.id.startswith("__"):
+        if isinstance(n, ast.Name) and (n.id.startswith("__") or n.id in _NEVER):
             raise Refused(f"not evaluated: uses `{n.id}`")
+        if isinstance(n, ast.Name) and n.id in _BY_NAME and id(n) not in direct:
+            raise Refused(f"not evaluated: {n.id} with a computed name")
+        if isinstance(n, ast.alias) and (n.name.split(".")[-1] in _NEVER | _BY_NAME or n.name.startswith("_")):
+            raise Refused(f"not evaluated: imports `{n.name}`")
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and "__" in n.value:
+            raise Refused("not evaluated: a string naming a dunder (str.format reads attributes too)")
         if isinstance(n, (ast.Global, ast.Nonlocal, ast.AsyncFunctionDef, ast.Await, ast.With, ast.AsyncWith)):
             raise Refused(f"not evaluated: `{type(n).__name__}` statement")
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr") \
-                and len(n.args) > 1 and not (isinstance(n.args[1], ast.Constant) and
-                                             not str(n.args[1].value).startswith("_")
-                                             and n.args[1].value not in _INTROSPECTION):
-            raise Refused("not evaluated: getattr with a computed name")
 
 
 def guard_program(program: Program) -> None:
@@ -159,6 +176,7 @@ class ConfigEvaluator:
         self._proc: subprocess.Popen | None = None
         self._conn: Any = None
         self.sealed: bool | None = None  # whether the running evaluator could install its seccomp filter
+        self._file: str | None = None  # the file whose code the running evaluator has run: no other file's sees it
         self._lock = threading.Lock()
         self._answers: "OrderedDict[str, dict[str, Any]]" = OrderedDict()
 
@@ -173,7 +191,7 @@ class ConfigEvaluator:
             return None, str(exc)
         except SyntaxError as exc:
             return None, f"SyntaxError: {exc.msg}"
-        answer = self.evaluate({"op": "configs", "program": program.to_json(), "env": dict(env or {}),
+        answer = self.evaluate({"op": "configs", "program": program.to_json(), "env": _named(env),
                                 **_device(target, gpu)})
         if not answer.get("ok"):
             return None, answer.get("error") or "the evaluator gave no reason"
@@ -181,7 +199,7 @@ class ConfigEvaluator:
         if not isinstance(configs, list) or not all(isinstance(c, dict) and isinstance(c.get("kwargs"), dict)
                                                      for c in configs):
             return None, "configs= did not evaluate to a list of triton.Config"
-        return configs, None
+        return [launch_options(c) for c in configs], None
 
     def call(self, source: str, args: dict[str, Any], target: str, gpu: str | None = None,
              program: Program | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -198,7 +216,7 @@ class ConfigEvaluator:
         except SyntaxError as exc:
             return {"ok": False, "error": f"SyntaxError: {exc.msg}"}
         known = {k: v for k, v in args.items() if _is_data(v)}
-        return self.evaluate({"op": "call", "program": program.to_json(), "args": known, "env": dict(env or {}),
+        return self.evaluate({"op": "call", "program": program.to_json(), "args": known, "env": _named(env),
                               **_device(target, gpu)})
 
     def evaluate(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -208,6 +226,10 @@ class ConfigEvaluator:
             if key in self._answers:
                 self._answers.move_to_end(key)
                 return self._answers[key]
+            file = _file_of(request)
+            if file != self._file:
+                self._stop()  # a fresh process: what one file's code changed in the evaluator, the next never sees
+                self._file = file
             answer = self._ask(request)
             self._answers[key] = answer
             while len(self._answers) > _CACHED:
@@ -282,7 +304,10 @@ class ConfigEvaluator:
             self._stop()
             raise RuntimeError(f"it failed to start: {hello.get('error') if isinstance(hello, dict) else hello}")
         self.sealed = bool(hello.get("sealed"))
-        self._conn.send_bytes(json.dumps({"environ": dict(os.environ)}).encode())  # what the file's os.environ reads
+        from ..compiler.sandbox import passed_environ
+
+        # what the file's os.environ reads: the compile workers' clean environment, never this process's secrets
+        self._conn.send_bytes(json.dumps({"environ": passed_environ()}).encode())
 
     def _death(self) -> str | None:
         try:
@@ -330,6 +355,27 @@ class _Pipes:
     def close(self) -> None:
         self._out.close()
         self._in.close()
+
+
+def launch_options(config: dict[str, Any]) -> dict[str, Any]:
+    """A config with only the launch options Triton documents (frontend.hints.OPTION_NAMES), as captures and hints
+    have them: `ptx_options`, `ir_override` and the like would make the compile read files of the attacker's
+    choosing (`--options-file /etc/passwd`, another file as the kernel's PTX)."""
+    from ..frontend.hints import OPTION_NAMES
+
+    return {k: v for k, v in config.items() if k == "kwargs" or k in OPTION_NAMES}
+
+
+def _named(env: dict[str, str | None] | None) -> dict[str, str]:
+    from ..compiler.sandbox import named_env
+
+    return named_env(env)
+
+
+def _file_of(request: dict[str, Any]) -> str:
+    program = request.get("program") or {}
+    main = (program.get("modules") or {}).get(program.get("main")) or {}
+    return str(main.get("filename") or program.get("main") or "")
 
 
 def _device(target: str, gpu: str | None) -> dict[str, str]:

@@ -262,8 +262,8 @@ def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] |
                 got = _value_of(kernel, p, hv, config_label or "autotune config")
                 if got is not None:
                     values[k] = got
-        for k, v in config.items():
-            if k != "kwargs" and k not in options:
+        for k, v in config.items():  # launch options only: a Config's ptx_options or ir_override is no spec's
+            if k in OPTION_NAMES and k not in options:
                 options[k] = (v, config_label or "autotune config")
     for p in kernel.params:
         if p.name in values or p.name in kernel.heuristics:
