@@ -153,6 +153,16 @@ def test_side_by_side_page(outcome, tmp_path):
     assert "spill bytes 296 B → 368 B" in html
 
 
+def test_report_gets_a_comparison_section(outcome, tmp_path):
+    from tritonlens.cli import main
+
+    page = tmp_path / "report.html"
+    assert main(["report", SPILL, "-o", str(page), "--target", "cuda:90", "--compare-triton", OTHER]) == 0
+    html = page.read_text()
+    assert html.index("tl-compare") > html.index("matmul_spill")  # after the kernels
+    assert "spill bytes 296 B → 368 B" in html and 'class="diff"' in html
+
+
 def test_cli_exit_codes(release, outcome, capsys, tmp_path):
     """The gate: 1 on the spill; 0 when the threshold allows it; 2 on a usage error. (The compiles are cached.)"""
     args = [SPILL, "--triton", OTHER, "--target", "cuda:90", "--format", "json"]

@@ -42,6 +42,8 @@ def add_parser(sub) -> None:
     r.add_argument("--title", default="tritonlens report")
     compile_flags(r)
     r.add_argument("--baseline", metavar="FILE", help="show what changed in each kernel since this baseline")
+    r.add_argument("--compare-triton", metavar="VERSION",
+                   help="add a section comparing each spec with Triton VERSION, its IR side by side (tritonlens compare)")
     r.set_defaults(run=run_report)
 
 
@@ -230,7 +232,18 @@ def run_report(args) -> int:
             for kr in report.kernels:
                 said = since_baseline(base, in_base(report.path), kr)
                 changes[f"{rel(report.path)}::{kr.kernel.name}"] = [said] if said else []
-    stats = write_report(reports, args.output, settings_from(args), title=args.title, baseline=changes)
+    sections = []
+    if args.compare_triton:
+        from ..compare.envs import ReleaseError
+        from ..compare.html import section_for
+
+        try:
+            sections.append(section_for([r.path for r in reports], settings_from(args), args.compare_triton))
+        except ReleaseError as exc:
+            print(f"tritonlens report: --compare-triton: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+    stats = write_report(reports, args.output, settings_from(args), title=args.title, baseline=changes,
+                         sections=sections)
     print(f"report of {stats.kernels} kernel(s), {stats.specs} spec(s) written to {rel(args.output)} "
           f"({fmt_bytes(stats.bytes)})")
     return EXIT_OK

@@ -74,10 +74,11 @@ def _side_by_side(p: SpecPair, na: str, nb: str) -> str:
     return "".join(out)
 
 
-def render(outcome: Outcome) -> str:
+def section(outcome: Outcome) -> str:
+    """The comparison as a `<section>` of its own (its style scoped to it): the whole of `compare --html`'s page, and
+    the part `tritonlens report --compare-triton` adds to the report."""
     na, nb = side_names(outcome)
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>tritonlens compare: {_e(na)} → {_e(nb)}"
-             f"</title><style>{_CSS}</style></head><body>",
+    parts = [f"<section class='tl-compare' id='compare'><style>{_scoped(_CSS)}</style>",
              f"<h1>{_e(na)} → {_e(nb)}</h1><p>{_e(headline(outcome))}</p>"]
     shown = [p for p in outcome.pairs if p.status in ("regressed", "improved", "changed")]
     if not shown:
@@ -93,8 +94,40 @@ def render(outcome: Outcome) -> str:
         if p.knobs:
             parts.append(f"<li>paired by label; the second side's spec differs: {_e(', '.join(p.knobs))}</li>")
         parts.append("</ul>" + _metrics_table(p, na, nb) + _side_by_side(p, na, nb))
-    parts.append("</body></html>\n")
+    parts.append("</section>")
     return "".join(parts)
+
+
+def _scoped(css: str) -> str:
+    """Every rule of `css` limited to the section, so that it cannot restyle the page it is put in."""
+    out = []
+    for rule in css.strip().split("}"):
+        if "{" not in rule:
+            continue
+        selectors, body = rule.split("{", 1)
+        scoped = ",".join(f".tl-compare {s.strip()}" if s.strip() != "body" else ".tl-compare"
+                          for s in selectors.split(","))
+        out.append(f"{scoped}{{{body}}}")
+    return "\n".join(out)
+
+
+def render(outcome: Outcome) -> str:
+    na, nb = side_names(outcome)
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>tritonlens compare: {_e(na)} → {_e(nb)}"
+            f"</title></head><body>{section(outcome)}</body></html>\n")
+
+
+def section_for(files: list[str], settings, version: str) -> str:
+    """`files` compared with Triton `version` (made on demand) for `settings`' target, as a section."""
+    from dataclasses import replace
+
+    from ..device.virtual_gpu import compile_target
+    from . import core, envs
+
+    release, _ = envs.ensure_release(version)
+    target = compile_target(settings.target, settings.gpu)
+    sides = (core.Side(envs.installed(), target), core.Side(release, target))
+    return section(core.run(files, sides, replace(settings, extra_targets=[]), core.Thresholds(), with_text=True))
 
 
 def write_page(outcome: Outcome, path: str) -> None:

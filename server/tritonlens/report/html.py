@@ -14,7 +14,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from .. import __version__
 from ..ir.linemap import same_file
@@ -407,7 +407,7 @@ class _Page:
         out.append("</section>")
         return "\n".join(out)
 
-    def render(self, reports: list, title: str) -> str:
+    def render(self, reports: list, title: str, sections: Sequence[str] = ()) -> str:
         files = [self.file(r) for r in reports]
         findings = [f for r in reports for f in r.all_findings()]
         toc = "".join(
@@ -427,7 +427,7 @@ class _Page:
             f'<header><h1>{_e(title)}</h1><p>tritonlens {_e(__version__)} · {self.n_kernels} kernel(s), '
             f'{self.n_specs} spec(s) · {self.counts(findings)} · click a source line to see the IR made from it; '
             f'click an IR line to see its source line</p><ol class="toc">{toc}</ol></header>',
-            "<main>", *files, rules, "</main>",
+            "<main>", *files, *sections, rules, "</main>",
             f'<script type="application/json" id="tl-grammars">{_json_block(self.grammars)}</script>',
             *self.blobs,
             f"<script>{_asset('report.js')}</script>",
@@ -436,12 +436,13 @@ class _Page:
 
 
 def render_report(reports: list, settings: Settings | None = None, *, base: str | None = None,
-                  title: str = "tritonlens report", baseline: dict[str, list[str]] | None = None) -> tuple[str, PageStats]:
+                  title: str = "tritonlens report", baseline: dict[str, list[str]] | None = None,
+                  sections: Sequence[str] = ()) -> tuple[str, PageStats]:
     """The HTML page for `reports` (pipeline `FileReport`s), and its numbers. `base` is the folder paths are shown
     relative to (the working directory). `baseline`: per `path::kernel`, lines saying what changed since the
-    baseline; None leaves that part out."""
+    baseline; None leaves that part out. `sections`: HTML made elsewhere (compare/html.py), after the kernels."""
     page = _Page(settings or Settings(), base or os.getcwd(), baseline)
-    text = page.render(reports, title)
+    text = page.render(reports, title, sections)
     return text, PageStats(len(text.encode("utf-8")), page.n_kernels, page.n_specs, page.ir_bytes)
 
 
