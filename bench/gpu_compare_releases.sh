@@ -26,7 +26,8 @@ echo "=== machine"; nvidia-smi --query-gpu=name,driver_version --format=csv,nohe
 WORK=$(mktemp -d); cp -r "$SRC" "$WORK/src"; SRC="$WORK/src"
 
 echo "=== triton $VERSION from $WHEELS"
-OTHER_PY=$(PIP_NO_INDEX=1 PIP_FIND_LINKS="$WHEELS" python -m tritonlens compare --prepare --triton "$VERSION")
+OTHER_PY=$(PIP_NO_INDEX=1 PIP_FIND_LINKS="$WHEELS" UV_NO_INDEX=1 UV_FIND_LINKS="$WHEELS" \
+  python -m tritonlens compare --prepare --triton "$VERSION")
 echo "$OTHER_PY"
 
 echo "=== compare triton $HERE_VERSION → $VERSION"
