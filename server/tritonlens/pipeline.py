@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import os
+import queue
 import threading
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from dataclasses import dataclass, field, replace
@@ -174,8 +175,12 @@ class Checker:
 
     def __init__(self, settings: Settings | None = None, *, service: CompileService | None = None,
                  cache: ArtifactCache | None = None, select: set[str] | None = None,
-                 capture_file: str | None = None) -> None:
+                 capture_file: str | None = None, sass_ahead: bool = False) -> None:
         self.settings = settings or Settings()
+        # the language server shows SASS on every hover: have it disassembled as each compile's results arrive
+        # (model.StageTexts), in the background, rather than when the first hover reads it
+        self.sass_ahead = sass_ahead
+        self._sass_queue: queue.SimpleQueue | None = None
         self.service = service or CompileService(self.settings.max_workers, self.settings.compile_memory_mb)
         self._own_service = service is None
         self.cache = cache or ArtifactCache()
@@ -185,6 +190,8 @@ class Checker:
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        if self._sass_queue is not None:
+            self._sass_queue.put(None)  # the SASS thread ends
         if self._own_service:
             self.service.shutdown()
 
@@ -411,6 +418,7 @@ class Checker:
                              + "\0" + json.dumps(device, sort_keys=True), qualname, spec.key())
         hit = self.cache.get(key)
         if hit is not None:
+            self._sass_soon(hit, key)
             return hit
         # The worker analyses its compile too: on every core at once, not one after another here.
         job = CompileJob(path=path, text=module_text, qualname=qualname, spec=spec.to_json(), workspace_root=root,
@@ -432,9 +440,35 @@ class Checker:
             if art.analysis is not None:
                 place_ir_paths(art.analysis[1], art.paths)
             out.set_result(art)
+            self._sass_soon(art, key)
 
         fut.add_done_callback(store)
         return out
+
+    def _sass_soon(self, art: Artifacts, key: str) -> None:
+        """With `sass_ahead`: the SASS of a compile whose cubin was kept instead, disassembled now in a background
+        thread (one at a time; a hover that asks meanwhile waits for that run, not for a second) and added to the
+        compile's cache entry, so that a later cache hit has it at once."""
+        if not self.sass_ahead or art.error is not None or not getattr(art.asm, "sass_pending", False):
+            return
+        with self._lock:
+            if self._sass_queue is None:
+                self._sass_queue = queue.SimpleQueue()
+                threading.Thread(target=self._make_sass, args=(self._sass_queue, self.cache), name="tritonlens-sass",
+                                 daemon=True).start()
+        self._sass_queue.put((art, key))
+
+    @staticmethod
+    def _make_sass(todo: "queue.SimpleQueue", cache: ArtifactCache) -> None:
+        while (item := todo.get()) is not None:
+            art, key = item
+            try:
+                text = art.asm.get("sass")
+                path = cache.add_text(key, "sass", text) if text else None
+                if path:
+                    art.paths.setdefault("sass", path)
+            except Exception:  # noqa: BLE001 — a hover will say what is missing
+                log.debug("SASS ahead of the hover failed", exc_info=True)
 
     def _analyse(self, item: "_PlannedKernel", spec: Spec, art: Artifacts | None, text: str | None) -> CompiledSpec:
         kernel = item.kernel

@@ -18,7 +18,7 @@ from dataclasses import asdict
 
 from .. import __version__
 from ..ir.sass import CUBIN_STAGE, LazyAsm
-from ..model import OWN_FAILURES, Artifacts, CompileError, Resources
+from ..model import OWN_FAILURES, Artifacts, CompileError, Resources, StageTexts
 
 # Errors that say something about the machine or the moment, not the kernel: never cached. tritonlens's own failures
 # (model.OWN_FAILURES), and a LoadError: the module failed to import because of what is installed (or of a module
@@ -208,9 +208,39 @@ class ArtifactCache:
             shutil.rmtree(tmp, ignore_errors=True)
         art.paths = {stage: os.path.join(folder, fname) for stage, (fname, _) in files.items()}
         kept = {k: v for k, v in dict.items(art.asm) if k in _EXT}
-        art.asm = LazyAsm(kept) if isinstance(art.asm, LazyAsm) else kept
+        art.asm = LazyAsm(kept) if isinstance(art.asm, LazyAsm) else StageTexts(kept)
         self._account(size)
         return art
+
+    def add_text(self, key: str, stage: str, text: str) -> str | None:
+        """Add a stage made after the entry was stored — the SASS of a kept cubin, disassembled later — to the entry
+        of `key`, so that the next read has it at once. The file is written beside the others and `meta.json`
+        replaced in one step (a reader sees the entry with or without it, never half). Its path, or None when the
+        entry is gone, already has the stage, or cannot be written."""
+        ext = _EXT.get(stage)
+        if ext is None or not self._ready():
+            return None
+        folder = self._dir(key)
+        meta_file = os.path.join(folder, "meta.json")
+        try:
+            with open(meta_file, encoding="utf-8") as f:
+                meta = json.load(f)
+            files = meta.get("files") if isinstance(meta, dict) and meta.get("key") == key else None
+            if not isinstance(files, dict) or stage in files or not files:
+                return None
+            stem = os.path.splitext(next(iter(files.values()))[0])[0]
+            fname = f"{stem}.{ext}"
+            tmp = os.path.join(folder, f".tmp-{os.getpid()}-{time.monotonic_ns()}")
+            _write_private(tmp, text)
+            os.replace(tmp, os.path.join(folder, fname))
+            meta["files"] = {**files, stage: [fname, _digest(text)]}
+            tmp = os.path.join(folder, f".tmp-{os.getpid()}-{time.monotonic_ns()}")
+            _write_private(tmp, json.dumps(meta))
+            os.replace(tmp, meta_file)
+        except (OSError, ValueError, TypeError, IndexError):
+            return None
+        self._account(len(text))
+        return os.path.join(folder, fname)
 
     # ------------------------------------------------------------ the size bound
     def _discard(self, folder: str) -> None:

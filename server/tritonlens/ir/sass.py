@@ -11,9 +11,12 @@ import importlib.util
 import os
 import subprocess
 import tempfile
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..model import StageTexts
 from .linemap import LineMap, SrcLoc, decimal, pick_frames
 
 
@@ -84,27 +87,46 @@ def disassemble(cubin: bytes) -> str:
 CUBIN_STAGE = "cubin64"  # the cubin, base64, kept instead of its SASS until something asks for the SASS
 
 
-class LazyAsm(dict):
+class LazyAsm(StageTexts):
     """A compile's texts by stage, whose `sass` is disassembled from the kept cubin the first time it is asked for.
     `nvdisasm -c -g` takes about as long as the compile itself, and most checks never read SASS (only spills need
-    it, and the worker disassembles those at once); hovers, IR views, reports and baselines ask and get it here.
-    `"sass" in asm` is true while the cubin is there; a disassembler that fails leaves no `sass` (and the error in
-    `error`)."""
+    it, and the worker disassembles those at once); a `check` of many files never pays for it. The language server
+    reads SASS on every hover, so its `Checker` has it made as each compile's results arrive (`sass_ahead`), off the
+    hover path. `"sass" in asm` is true while the cubin is there; `sass_pending` while reading `sass` would still run
+    the tool; a disassembler that fails leaves no `sass` (and the error in `error`)."""
 
     error: str | None = None
+    _LOCK = threading.Lock()  # one disassembly at a time: a hover asking meanwhile waits for it, not for a second run
+    # the last few cubins disassembled, by their base64 text: a cache hit of the same compile (a file reopened, the
+    # same spec in another report) gets its SASS without running the tool again
+    _MADE: "OrderedDict[str, str]" = OrderedDict()
+    _MAX_MADE = 8
+
+    @property
+    def sass_pending(self) -> bool:
+        return not dict.__contains__(self, "sass") and dict.__contains__(self, CUBIN_STAGE) and not self.error
 
     def _make(self) -> str | None:
-        if dict.__contains__(self, "sass") or not dict.__contains__(self, CUBIN_STAGE) or self.error:
+        if not self.sass_pending:
             return dict.get(self, "sass")
-        import base64
+        with self._LOCK:
+            if not self.sass_pending:  # made while this one waited
+                return dict.get(self, "sass")
+            import base64
 
-        try:
-            text = disassemble(base64.b64decode(dict.__getitem__(self, CUBIN_STAGE)))
-        except (ToolError, ValueError) as exc:
-            self.error = str(exc)
-            return None
-        dict.__setitem__(self, "sass", text)
-        return text
+            cubin = dict.__getitem__(self, CUBIN_STAGE)
+            text = self._MADE.get(cubin)
+            if text is None:
+                try:
+                    text = disassemble(base64.b64decode(cubin))
+                except (ToolError, ValueError) as exc:
+                    self.error = str(exc)
+                    return None
+                self._MADE[cubin] = text
+                while len(self._MADE) > self._MAX_MADE:
+                    self._MADE.popitem(last=False)
+            dict.__setitem__(self, "sass", text)
+            return text
 
     def __contains__(self, key: object) -> bool:
         if key == "sass" and not dict.__contains__(self, "sass"):

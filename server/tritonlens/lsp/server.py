@@ -47,7 +47,7 @@ class TritonLensServer(LanguageServer):
         if self._checker is None:
             from ..pipeline import Checker
 
-            self._checker = Checker(self.settings)
+            self._checker = Checker(self.settings, sass_ahead=True)  # hovers show SASS: made before they ask
         return self._checker
 
     @property
