@@ -3,9 +3,12 @@ field validated, never pickle or eval. Writing them is `gpu/capture.py`'s job.""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from typing import Any, Iterator
+
+from .untrusted import UntrustedFile, printable, read_text
 
 CAPTURE_FILE = os.path.join(".tritonlens", "captures.jsonl")
 
@@ -31,8 +34,8 @@ def _bad_scalar(value: Any) -> bool:
         return not -_MAX_INT <= value < _MAX_INT
     if isinstance(value, float):
         return False
-    if isinstance(value, str):
-        return len(value) > _MAX_TEXT
+    if isinstance(value, str):  # control characters: a name printed to a terminal must not drive it
+        return len(value) > _MAX_TEXT or not value.isprintable()
     return True
 
 
@@ -58,6 +61,8 @@ def _valid(obj: Any) -> str | None:
             return f"field {key!r} missing or not a {kind.__name__}"
     if len(obj["path"]) > _MAX_TEXT or len(obj["kernel"]) > _MAX_TEXT:
         return "path or kernel name too long"
+    if not (obj["path"].isprintable() and obj["kernel"].isprintable()):
+        return "control characters in the path or kernel name"
     for key in ("constants", "attrs", "options"):
         if key in obj and not isinstance(obj[key], dict):
             return f"field {key!r} is not an object"
@@ -280,6 +285,8 @@ def _parsed(file: str, roots: list[str]) -> tuple[list[dict[str, Any]], list[str
             hit = _read_lines(file, roots)
         except OSError:
             return None
+        except UntrustedFile as exc:  # a link to /dev/zero, a FIFO, a file of gigabytes: said, not read
+            hit = ([], [str(exc)])
         _PARSED.clear()  # one file at a time is what a check or a server reads
         _PARSED[key] = hit
     return [dict(obj) for obj in hit[0]], hit[1]
@@ -288,8 +295,7 @@ def _parsed(file: str, roots: list[str]) -> tuple[list[dict[str, Any]], list[str
 def _read_lines(file: str, roots: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
     out: list[dict[str, Any]] = []
     problems: list[str] = []
-    with open(file, encoding="utf-8", errors="replace") as f:
-        lines = list(bounded_lines(f))
+    lines = list(bounded_lines(io.StringIO(read_text(file))))
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line:
@@ -336,11 +342,12 @@ def unmatched(workspace_root: str, file: str | None, checked: dict[str, set[str]
     out = []
     if missing_files:
         roots = ", ".join(dict.fromkeys([capture_root(shown, workspace_root), workspace_root]))
-        listed = ", ".join(f"{p} ({n})" for p, n in sorted(missing_files.items())[:5])
+        listed = ", ".join(f"{printable(p)} ({n})" for p, n in sorted(missing_files.items())[:5])
         more = f" and {len(missing_files) - 5} more" if len(missing_files) > 5 else ""
         out.append(f"{shown}: {sum(missing_files.values())} captures name files that are not under {roots}: "
                    f"{listed}{more} — their paths are relative to the folder that held `.tritonlens/` when they were "
                    f"recorded; check from that folder or pass --captures with the file inside it")
     for (p, k), n in sorted(missing_kernels.items()):
-        out.append(f"{shown}: {n} capture(s) of {k} in {p}, which no longer defines that kernel; skipped")
+        out.append(f"{shown}: {n} capture(s) of {printable(k)} in {printable(p)}, which no longer defines that "
+                   "kernel; skipped")
     return out

@@ -255,7 +255,25 @@ _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: l
 
 
 def evaluate(node: ast.expr, env: dict[str, Any]) -> Any:
-    """A constant value, or the UNKNOWN marker. Pure: literals, known names, arithmetic, next_power_of_2/cdiv."""
+    """A constant value, or the UNKNOWN marker. Pure: literals, known names, arithmetic, next_power_of_2/cdiv.
+    Bounded: a value no launch takes (an int past 64 bits, a string or tuple past a few thousand items) is UNKNOWN,
+    so a file's 100,000-digit literal costs nothing more than its parse."""
+    value = _evaluate(node, env)
+    return _UNKNOWN if _too_big(value) else value
+
+
+_MAX_BITS, _MAX_ITEMS = 64, 4096
+
+
+def _too_big(value: Any) -> bool:
+    if isinstance(value, int):
+        return value.bit_length() > _MAX_BITS
+    if isinstance(value, (str, bytes, tuple, list, frozenset, set, dict)):
+        return len(value) > _MAX_ITEMS or (isinstance(value, tuple) and any(_too_big(v) for v in value))
+    return False
+
+
+def _evaluate(node: ast.expr, env: dict[str, Any]) -> Any:
     try:
         return ast.literal_eval(node)
     except (ValueError, SyntaxError, TypeError, MemoryError):

@@ -618,15 +618,19 @@ def since_baseline(baseline: dict, rel: str, kr: KernelReport) -> str:
 
 def read_baseline(path: str) -> tuple[dict | None, str | None]:
     """(the baseline, None) or (None, why it cannot be used)."""
+    from ..frontend.untrusted import UntrustedFile, has_controls, loads, printable, read_text
+
+    # a file of the workspace: a pull request may bring any, so regular, bounded, shallow and printable only
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = loads(read_text(path), path)
     except OSError as exc:
-        return None, f"{path}: cannot read the baseline ({exc.strerror or exc})"
-    except ValueError as exc:
-        return None, f"{path}: not a baseline ({exc})"
+        return None, f"{printable(path)}: cannot read the baseline ({exc.strerror or exc})"
+    except UntrustedFile as exc:
+        return None, f"not a baseline: {exc}"
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
-        return None, f'{path}: not a baseline (no "files")'
+        return None, f'{printable(path)}: not a baseline (no "files")'
+    if has_controls(data):
+        return None, f"{printable(path)}: not a baseline (control characters in its names)"
     return data, None
 
 
