@@ -234,3 +234,24 @@ def test_a_module_that_hangs_at_import_is_blamed(tmp_path, capsys):
     assert "importing the module timed out" in message and "`hanging_helper`" in message, message
     assert "compileTimeout" not in message, message
     assert code == 0
+
+
+def test_an_exception_while_importing_a_helper_names_the_helper(tmp_path, capsys):
+    (tmp_path / "raising_helper.py").write_text("raise RuntimeError('no license server')\nSCALE = 2\n")
+    path = module(tmp_path, "uses_raise", "", kernel=HELPER_KERNEL.format(helper="raising_helper"))
+    code, findings, _ = check(capsys, path)
+    assert [(f["code"], f["severity"]) for f in findings] == [("SRC006", "warning")], findings
+    message = findings[0]["message"]
+    assert "RuntimeError: no license server (while importing `raising_helper`)" in message, message
+
+
+def test_what_module_code_prints_cannot_drive_the_terminal(tmp_path):
+    path = module(tmp_path, "noisy", '''
+        import sys
+        print("\\x1b]0;pwned\\x07\\x1b[2J\\x1b[Hhello from import")
+        print("\\x1b[31mred\\x1b[0m", file=sys.stderr)
+        ''')
+    run = subprocess.run([sys.executable, "-m", "tritonlens", "check", path, "--target", "cuda:90", "--workers", "1",
+                          "--module-execution", "full"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "hello from import" in run.stderr and "\x1b" not in run.stdout + run.stderr, repr(run.stderr)

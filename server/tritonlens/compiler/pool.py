@@ -27,6 +27,7 @@ from typing import Any
 
 from . import sandbox, wire
 from .worker import read_trail
+from ..frontend.untrusted import printable
 from ..model import Artifacts, CompileError
 from ..settings import DEFAULT_MEMORY_MB
 
@@ -162,8 +163,9 @@ class _Worker:
         try:
             self.proc = subprocess.Popen(
                 [self.python, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w), json.dumps(box)],
-                pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=2, env=env,
-                close_fds=True)
+                pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, env=env, close_fds=True)
+            _relay(self.proc.stdout)
         finally:
             os.close(job_r)
             os.close(res_w)
@@ -396,6 +398,23 @@ class CompileService:
                 return _failed(job, "WorkerCrash",
                                f"the compiler process crashed ({why}) while compiling {job.qualname}; "
                                "the worker was restarted")
+
+
+def _relay(stream) -> None:
+    """What a worker prints (its imports' chatter, user code's prints) goes on to our stderr — in `tritonlens serve`
+    stdout is the LSP channel — line by line, with control characters escaped: a module's print must not drive the
+    terminal (set its title, clear the screen)."""
+    def run() -> None:
+        with stream:
+            for raw in iter(lambda: stream.readline(1 << 16), b""):
+                text = printable(raw.decode("utf-8", "replace").rstrip("\r\n"))
+                try:
+                    sys.stderr.write(text + "\n")
+                    sys.stderr.flush()
+                except (OSError, ValueError):
+                    pass
+
+    threading.Thread(target=run, daemon=True, name="tritonlens-worker-output").start()
 
 
 def import_timeout_message(job: CompileJob, module: str) -> str:

@@ -438,6 +438,9 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
         jit_fn = find_jit_function(module, job["qualname"])
     except BaseException as exc:  # noqa: BLE001 — user code: anything can happen at import
         line, msg = _user_frame(exc, path)
+        if _trail and _trail[0].failed:  # the module whose import raised, when it is not the kernel's own
+            first, _, rest = msg.partition("\n")
+            msg = f"{first} (while importing `{_trail[0].failed}`)" + (f"\n{rest}" if rest else "")
         art.error = CompileError("LoadError", f"could not load the kernel's module: {msg}", line, None, path)
         art.compile_time = time.perf_counter() - start
         return art
@@ -577,10 +580,12 @@ class ImportTrail(importlib.abc.MetaPathFinder):
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         self.stack: list[str] = []
         self.phase = "idle"
+        self.failed: str | None = None  # the innermost module whose import raised, in this job
 
     def set_phase(self, phase: str, module: str | None = None) -> None:
         self.phase = phase
         self.stack[:] = [module] if module else []
+        self.failed = None
         self._write()
 
     def _write(self) -> None:
@@ -613,6 +618,9 @@ class ImportTrail(importlib.abc.MetaPathFinder):
             trail._write()
             try:
                 run(module)
+            except BaseException:
+                trail.failed = trail.failed or name
+                raise
             finally:
                 loader.__dict__.pop("exec_module", None)
                 if trail.stack and trail.stack[-1] == name:
