@@ -15,7 +15,7 @@ from tritonlens.fixes.edit import apply_edits as _apply
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 
-from test_lsp_fixes import _BODY
+from fix_kernels import BODY as _BODY
 
 # Two row-long accumulators over a loop stepping by BLOCK: 16384 fp32 elements (x2) over 128 threads spill; 8192 do
 # not. BLOCK is not a whole-row block (the loop steps by it), so halving it is a fix.
@@ -209,13 +209,9 @@ def test_a_helper_computed_value_gets_a_pointer_and_a_conditional_launch_fix_pro
         assert said.startswith("removes SASS001 (") and "spilled → 0" in said, said
         assert "; but occupancy 100% → 12%" in said and traded, said
         assert pointer.edits == []  # no blind edit of the helper
-        from tritonlens.lsp import actions  # the pointer as the editor offers it
-
-        diag = actions.types.Diagnostic(range=actions.types.Range(actions.types.Position(8, 0),
-                                                                  actions.types.Position(8, 3)), message="spill")
-        action = actions._action("file:///norm.py", diag, search.make_fix(pointer, said, traded, []))
-        assert action.edit is None and action.command.command == actions.SHOW_SOURCE
-        assert action.command.arguments == [str(liger_like / "pkg" / "utils.py"), 10]
+        fix = search.make_fix(pointer, said, traded, [])  # the editor shows it as a command (tests/test_lsp_units.py)
+        assert fix.pointer and fix.edits == [] and not fix.preferred
+        assert fix.show == (str(liger_like / "pkg" / "utils.py"), 10)
 
         cond = next(c for c in cands if c.where == "conditional")
         launch_line = _line(_NORM, "_norm_kernel[(")

@@ -13,6 +13,7 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from conftest import EXAMPLES
+from fix_kernels import BODY as _BODY
 from lsprotocol import types
 
 from test_lsp import (RESOLVING, SERVER, apply_edits, by_code, code_actions, open_doc, quick_fixes, saved_without,
@@ -22,26 +23,6 @@ with open(os.path.join(EXAMPLES, "bad", "matmul_spill.py")) as fh:
     SPILL = fh.read()
 
 # Config 1 (BLOCK_N=256, 5 stages) needs 240 KB of shared memory on sm_90 (limit 227 KB): RES001 in 1 of 2 configs.
-_BODY = '''
-@triton.jit
-def matmul_at(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm,
-              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        a = tl.load(a_ptrs)
-        b = tl.load(b_ptrs)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K * stride_bk
-    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(tl.float16))
-'''
 _HEAD = ("import triton\nimport triton.language as tl\n\n\n"
          "# tritonlens: a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, K=i32%16, stride_am=i32%16, stride_bk=i32%16, "
          "stride_cm=i32%16\n")

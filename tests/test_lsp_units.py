@@ -156,3 +156,25 @@ def test_a_request_still_running_at_its_limit_is_answered_once_with_an_error():
     assert answers[0]["error"]["code"] == -32803, answers[0]  # RequestFailed
     assert "tritonlens/testSlow" in answers[0]["error"]["message"] and "in 0.3 s" in answers[0]["error"]["message"]
     assert [m["id"] for m in sent if "id" in m].count(0) == 1
+
+
+def test_a_pointer_fix_is_a_command_that_shows_where_the_value_is_set_and_a_program_fix_an_edit():
+    """The adapter from fixes/ to LSP: a pointer (no edit) becomes a code action whose command opens (path, line); a
+    program edit a WorkspaceEdit of TextEdits at the same 0-based positions, preferred as the fix says."""
+    from lsprotocol import types
+
+    from tritonlens.fixes.edit import Edit
+    from tritonlens.fixes.search import Fix
+    from tritonlens.lsp import actions
+
+    diag = types.Diagnostic(range=types.Range(types.Position(8, 0), types.Position(8, 3)), message="spill")
+    action = actions._action("file:///norm.py", diag, Fix("num_warps comes from …", pointer=True,
+                                                          show=("/ws/pkg/utils.py", 10)))
+    assert action.edit is None and action.command.command == actions.SHOW_SOURCE
+    assert action.command.arguments == ["/ws/pkg/utils.py", 10]
+    action = actions._action("file:///mm.py", diag, Fix("Use num_warps=8 …", [Edit.replace(29, 60, 29, 61, "8")],
+                                                        preferred=True))
+    (edit,) = action.edit.changes["file:///mm.py"]
+    assert (edit.range.start.line, edit.range.start.character, edit.range.end.character, edit.new_text) == \
+        (29, 60, 61, "8")
+    assert action.is_preferred and action.command is None
