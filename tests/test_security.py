@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 
@@ -255,3 +256,30 @@ def test_what_module_code_prints_cannot_drive_the_terminal(tmp_path):
                           "--module-execution", "full"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "hello from import" in run.stderr and "\x1b" not in run.stdout + run.stderr, repr(run.stderr)
+
+
+def test_what_module_code_forks_dies_with_its_worker(tmp_path):
+    """A module that leaves a child looping (to mine, to wait for a later chance) and then hangs: the time-out stops
+    the worker and the child."""
+    (tmp_path / "forking_helper.py").write_text(textwrap.dedent(f'''\
+        import os, sys, time
+        pid = os.fork()
+        if pid == 0:
+            while True:
+                time.sleep(0.1)
+        print("CHILD", pid, flush=True)
+        time.sleep(600)
+        SCALE = 2
+        '''))
+    path = module(tmp_path, "uses_fork", "", kernel=HELPER_KERNEL.format(helper="forking_helper"))
+    run = subprocess.run([sys.executable, "-m", "tritonlens", "check", path, "--target", "cuda:90", "--workers", "1",
+                          "--timeout", "8", "--format", "json"], capture_output=True, text=True, timeout=300)
+    child = int(next(line.split()[1] for line in run.stderr.splitlines() if line.startswith("CHILD")))
+    for _ in range(50):
+        if not os.path.exists(f"/proc/{child}") or "zombie" in open(f"/proc/{child}/status").read().lower():
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, 9)
+        pytest.fail("the forked child outlived its worker")
+    assert [f["code"] for f in json.loads(run.stdout)] == ["SRC007"], run.stdout

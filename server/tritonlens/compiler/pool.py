@@ -164,7 +164,8 @@ class _Worker:
             self.proc = subprocess.Popen(
                 [self.python, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w), json.dumps(box)],
                 pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, env=env, close_fds=True)
+                stderr=subprocess.STDOUT, env=env, close_fds=True,
+                start_new_session=hasattr(os, "killpg"))  # its own group: what it started dies with it
             _relay(self.proc.stdout)
         finally:
             os.close(job_r)
@@ -195,6 +196,11 @@ class _Worker:
         return self.proc.pid if self.proc else None
 
     def kill(self) -> None:
+        if self.proc is not None and hasattr(os, "killpg"):
+            try:  # the worker and what its user code forked (a child left looping would outlive it)
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             try:
