@@ -29,6 +29,7 @@ from . import sandbox, wire
 from .worker import read_trail
 from ..frontend.untrusted import printable
 from ..model import Artifacts, CompileError
+from ..device.environment import named_env
 from ..settings import DEFAULT_MEMORY_MB
 
 # The folder holding the `tritonlens` package: the worker imports it from there whatever sys.path the parent has.
@@ -79,7 +80,7 @@ class CompileJob:
     def to_wire(self) -> dict[str, Any]:
         device = self.device
         if device and device.get("env"):  # tritonlens.env: a name without a value passes the checking process's
-            device = {**device, "env": sandbox.named_env(device["env"])}
+            device = {**device, "env": named_env(device["env"])}
         wire = {"path": self.path, "text": self.text, "qualname": self.qualname, "spec": self.spec,
                 "workspace_root": self.workspace_root, "device": device}
         if self.analysis is not None:

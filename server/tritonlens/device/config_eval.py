@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import virtual_gpu
+from .environment import named_env, passed_environ
 from ..source import parse_module
 
 # The folder holding the `tritonlens` package: the evaluator imports it from there, with no other path.
@@ -191,7 +192,7 @@ class ConfigEvaluator:
             return None, str(exc)
         except SyntaxError as exc:
             return None, f"SyntaxError: {exc.msg}"
-        answer = self.evaluate({"op": "configs", "program": program.to_json(), "env": _named(env),
+        answer = self.evaluate({"op": "configs", "program": program.to_json(), "env": named_env(env),
                                 **_device(target, gpu)})
         if not answer.get("ok"):
             return None, answer.get("error") or "the evaluator gave no reason"
@@ -199,7 +200,7 @@ class ConfigEvaluator:
         if not isinstance(configs, list) or not all(isinstance(c, dict) and isinstance(c.get("kwargs"), dict)
                                                      for c in configs):
             return None, "configs= did not evaluate to a list of triton.Config"
-        return [launch_options(c) for c in configs], None
+        return configs, None  # only documented launch options become a spec's (frontend.specs, the worker)
 
     def call(self, source: str, args: dict[str, Any], target: str, gpu: str | None = None,
              program: Program | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -216,7 +217,7 @@ class ConfigEvaluator:
         except SyntaxError as exc:
             return {"ok": False, "error": f"SyntaxError: {exc.msg}"}
         known = {k: v for k, v in args.items() if _is_data(v)}
-        return self.evaluate({"op": "call", "program": program.to_json(), "args": known, "env": _named(env),
+        return self.evaluate({"op": "call", "program": program.to_json(), "args": known, "env": named_env(env),
                               **_device(target, gpu)})
 
     def evaluate(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -304,8 +305,6 @@ class ConfigEvaluator:
             self._stop()
             raise RuntimeError(f"it failed to start: {hello.get('error') if isinstance(hello, dict) else hello}")
         self.sealed = bool(hello.get("sealed"))
-        from ..compiler.sandbox import passed_environ
-
         # what the file's os.environ reads: the compile workers' clean environment, never this process's secrets
         self._conn.send_bytes(json.dumps({"environ": passed_environ()}).encode())
 
@@ -355,21 +354,6 @@ class _Pipes:
     def close(self) -> None:
         self._out.close()
         self._in.close()
-
-
-def launch_options(config: dict[str, Any]) -> dict[str, Any]:
-    """A config with only the launch options Triton documents (frontend.hints.OPTION_NAMES), as captures and hints
-    have them: `ptx_options`, `ir_override` and the like would make the compile read files of the attacker's
-    choosing (`--options-file /etc/passwd`, another file as the kernel's PTX)."""
-    from ..frontend.hints import OPTION_NAMES
-
-    return {k: v for k, v in config.items() if k == "kwargs" or k in OPTION_NAMES}
-
-
-def _named(env: dict[str, str | None] | None) -> dict[str, str]:
-    from ..compiler.sandbox import named_env
-
-    return named_env(env)
 
 
 def _file_of(request: dict[str, Any]) -> str:
