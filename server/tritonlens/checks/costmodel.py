@@ -5,7 +5,7 @@ Pure: reads the CheckContext (the TTGIR accesses and dots, the PTX access widths
 the kernel's AST for loop trips and lane strides) and one captured launch (grid, scalars, tensor shapes and strides).
 No GPU, no I/O. A launch's time is
 
-    launch latency + max(memory time, dot time) + spill time + layout-conversion time
+    launch latency + max(memory time, dot time) + instruction time + spill time + layout-conversion time
 
 - memory time: the bytes the launch's tensors span (each read once), times the sectors per byte used of an
   uncoalesced access (LAUNCH003), at the DRAM bandwidth the access width reaches (EFF_WIDE / EFF_NARROW of the peak) —
@@ -14,6 +14,8 @@ No GPU, no I/O. A launch's time is
   a grid of one program on a 132-SM GPU runs at one program's rate, however large the data.
 - dot time: 2·M·N·K per `tl.dot` per loop trip per program, at the tensor-core rate of its operand type when it is
   lowered to mma/wgmma, else at the FP32 FMA rate; DOT_EFF of the peak.
+- instruction time: the PTX instructions of each source line × the trips of the loops around it × warps × programs,
+  at PTX_PER_CLOCK per SM clock on the SMs the grid keeps busy.
 - spill time: ptxas's spill bytes per thread × threads × programs × the trips of the loops around the spill code,
   through the cache hierarchy at SPILL_BW of the DRAM bandwidth.
 - conversion time: each `ttg.convert_layout` through shared memory writes and reads its tensor once per trip, at the
@@ -47,6 +49,8 @@ WARP_ISSUE_BPS = 2.7e9  # bytes per second one warp keeps in flight at most, fit
 SPILL_BW = 1.3  # spill traffic's bandwidth as a multiple of the DRAM peak (most stays in L1/L2)
 DOT_EFF = 0.65  # share of the peak FLOP rate a tiled dot reaches
 SHARED_BYTES_PER_CLOCK = 128
+PTX_PER_CLOCK = 6.0  # PTX instructions an SM retires per clock, fitted (four schedulers; a PTX line is often fewer
+# SASS instructions, and predicated-off paths cost little)
 _DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
 _LOAD_OPS = ("tt.load", "ttg.async_copy_global_to_local", "tt.descriptor_load", "ttng.async_tma_copy_global_to_local")
 _RATE_KEY = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "fp8", "f8E5M2": "fp8"}
@@ -68,6 +72,7 @@ class Cost:
     spill_bytes: float  # spill traffic of the launch
     convert_bytes: float  # shared-memory traffic of layout conversions
     gpu: Any
+    warp_instrs: float = 0.0  # warp instructions the launch executes (PTX per line × loop trips × warps × programs)
     per_tensor_inflation: dict[str, float] = field(default_factory=dict)
     measured_us: float | None = None  # the captured run's own time of this launch (capture --time)
     resident: int = 1  # programs an SM holds at once
@@ -105,6 +110,12 @@ class Cost:
         return t * 1e6
 
     @property
+    def issue_us(self) -> float:
+        rate = PTX_PER_CLOCK * self.gpu.clock_mhz * 1e6 * self.gpu.sms
+        busy = min(1.0, self.concurrent / max(1, self.gpu.sms))  # an idle SM issues nothing
+        return self.warp_instrs / (rate * busy) * 1e6 if rate else 0.0
+
+    @property
     def spill_us(self) -> float:
         return self.spill_bytes / (SPILL_BW * self.gpu.memory_bandwidth) * 1e6
 
@@ -115,7 +126,9 @@ class Cost:
 
     @property
     def time_us(self) -> float:
-        return LAUNCH_US + max(self.memory_us, self.dot_us) + self.spill_us + self.convert_us
+        # instruction issue is added, not overlapped: a row kernel's loads wait on its reductions (fitted on the
+        # corpus's launches, bench/results/cost-calibration.md)
+        return LAUNCH_US + max(self.memory_us, self.dot_us) + self.issue_us + self.spill_us + self.convert_us
 
     @property
     def floor_us(self) -> float:
@@ -128,7 +141,7 @@ class Cost:
     def bound(self) -> str:
         if self.time_us < 2 * LAUNCH_US:
             return "launch-bound"
-        if self.dot_us > self.memory_us:
+        if max(self.dot_us, self.issue_us) > self.memory_us:
             return "compute-bound"
         if self.memory_bw < 0.5 * self.gpu.memory_bandwidth:
             return "parallelism-bound"
@@ -163,6 +176,7 @@ class Cost:
         return {"est_us": round(self.time_us, 2), "floor_us": round(self.floor_us, 2), "bound": self.bound,
                 "programs": self.programs, "concurrent": self.concurrent, "dram_bytes": int(self.dram_bytes),
                 "memory_us": round(self.memory_us, 2), "dot_us": round(self.dot_us, 2),
+                "issue_us": round(self.issue_us, 2),
                 "spill_us": round(self.spill_us, 2), "convert_us": round(self.convert_us, 2)}
 
 
@@ -237,7 +251,16 @@ def estimate(ctx, launch: dict[str, Any]) -> Cost | None:
     for acc in lane_strides(ctx, launch):
         if acc.pointer and acc.pointer in bytes_of:
             inflation[acc.pointer] = max(inflation.get(acc.pointer, 1.0), acc.inflation)
-    dram = float(tensor_bytes) + sum(bytes_of[p] * (f - 1) for p, f in inflation.items())
+    # Each tensor moves its footprint once per access that walks it (a second pass over a row in a loop reads it
+    # again), and at most that: programs re-reading the same data (a weight vector per row) hit L2.
+    traffic = {p: float(b) for p, b in bytes_of.items()}
+    walked: dict[str, float] = {}
+    for line, p, tile in _accesses(ctx, bytes_of):
+        issued = tile * loop_trips(fn, line, env) * programs
+        walked[p] = walked.get(p, 0.0) + min(issued, float(bytes_of[p]))
+    for p, w in walked.items():
+        traffic[p] = max(traffic[p], w)
+    dram = sum(traffic[p] * inflation.get(p, 1.0) for p in traffic)
 
     # narrow accesses: the share of each line's bytes moved below 128 bits where the element run allows 128
     narrow_lines = _narrow_lines(ctx)
@@ -300,9 +323,46 @@ def estimate(ctx, launch: dict[str, Any]) -> Cost | None:
                     n *= d
                 convert += 2 * n * (dtype_bits(elem) or 32) / 8 * loop_trips(fn, _line_of(op), env) * programs
 
+    # instructions: the PTX of each source line, run as often as the loops around it, by every warp of every program
+    per_line: dict[int, int] = {}
+    if ctx.artifacts.asm.get("ptx") and not ctx.spec.target.startswith("hip"):
+        for i in ctx.ptx.kernel_instrs():
+            ln = i.loc.line if i.loc is not None else 0
+            per_line[ln] = per_line.get(ln, 0) + 1
+    warp_instrs = float(sum(n * (loop_trips(fn, ln, env) if ln else 1) for ln, n in per_line.items())) \
+        * warps * programs
+
     measured = launch.get("time_us") if isinstance(launch.get("time_us"), (int, float)) else None
     return Cost(programs, concurrent, tensor_bytes, dram, narrow_bytes, in_flight, warps, flops, fma, spill, convert,
-                gpu, inflation, measured, resident=resident, tensor_bytes_of=bytes_of)
+                gpu, warp_instrs, inflation, measured, resident=resident, tensor_bytes_of={p: int(t) for p, t in traffic.items()})
+
+
+def _accesses(ctx, tensors: dict[str, Any]) -> list[tuple[int, str, float]]:
+    """(line, the tensor argument it addresses, bytes of its tile) of each TTGIR global access in the kernel's file
+    whose pointer the kernel's AST traces to a tensor argument of the launch."""
+    from .coalescing import _callee, _pointer_param
+    from ._common import source_index
+    from .memory import _tensor_accesses
+
+    fn = _kernel_def(ctx)
+    if fn is None:
+        return []
+    idx = source_index(ctx)
+    pointers = set(tensors)
+    by_line: dict[int, str] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _callee(node) in ("load", "store") and node.args:
+            p = _pointer_param(node.args[0], pointers, idx)
+            if p:
+                by_line.setdefault(node.lineno, p)
+    n_threads = threads(ctx)
+    out = []
+    for store in (False, True):
+        for acc in _tensor_accesses(ctx, store).values():
+            p = by_line.get(acc.line)
+            if p:
+                out.append((acc.line, p, acc.per_thread * n_threads * acc.elem_bits / 8))
+    return out
 
 
 def _access_bytes(ctx) -> dict[int, float]:

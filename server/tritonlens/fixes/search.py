@@ -73,18 +73,44 @@ class Fix:
     preferred: bool = False
     pointer: bool = False
     show: tuple[str, int] | None = None
+    detail: str = ""  # the whole of what the re-compile showed, when the title had to be cut to fit a menu line
+
+
+TITLE_MAX = 160  # a quick-fix menu shows one line
+
+
+def fit_title(label: str, said: str) -> tuple[str, str]:
+    """(the title, the detail it leaves out): the label and what the re-compile showed, cut at a clause to fit
+    TITLE_MAX; the cost model's estimate ("est. 354 µs → 270 µs a launch") and a trade ("but ...") stay in it."""
+    title = f"{label} — {said}"
+    if len(title) <= TITLE_MAX:
+        return title, ""
+    import re
+
+    head = re.split(r" \(|; ", said, maxsplit=1)[0]
+    keep = [m.group(0) for m in re.finditer(r"est\. [^;()]*?(?:\([^)]*\))?(?= a launch)", said)][:1]
+    keep = [k + " a launch" for k in keep]
+    trade = said[said.index("; but ") + 2:] if "; but " in said else ""
+    short = "; ".join([head] + keep + ([trade] if trade else []))
+    title = f"{label} — {short}"
+    if len(title) > TITLE_MAX:
+        title = title[:TITLE_MAX - 1].rstrip() + "…"
+    return title, said
 
 
 def make_fix(cand: Any, said: str, traded: bool, proven: list[Fix]) -> Fix:
     """A program edit is preferred unless it trades something away (or another is preferred already); a hint edit
     never is; a pointer has no edit, only the place to look at."""
-    title = f"{cand.label} — {said}"
+    title, detail = fit_title(cand.label, said)
     if isinstance(cand, launch.LaunchCandidate) and cand.is_pointer:
         src = cand.source
         at = src.helper_at if src is not None and src.helper_at else (src.path, src.line) if src else None
-        return Fix(title, pointer=True, show=(at[0], at[1]) if at else None)
+        return Fix(title, pointer=True, show=(at[0], at[1]) if at else None, detail=detail)
     program = getattr(cand, "group", None) is not None  # a launch or config edit; a hint edit changes no code
-    return Fix(title, list(cand.edits), program and not traded and not any(p.preferred for p in proven))
+    # A fix the cost model estimates no faster on the captured launches is a trade, never the preferred one.
+    no_gain = "est. no faster" in said
+    return Fix(title, list(cand.edits), program and not traded and not no_gain
+               and not any(p.preferred for p in proven), detail=detail)
 
 
 def _gpu_here() -> bool:
