@@ -108,9 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings(target=args.target, compile_timeout=300, all_captures=args.all_captures)
     settings.max_workers = args.workers or default_workers(editor=False)
     here = envs.installed()
+    what = "every captured spec" if args.all_captures else "the representative set of captured specs check compiles"
     parts = [f"# The corpus under triton {here.triton} and {', '.join(releases)}", "",
              f"`bench/compare_releases.py {os.path.basename(os.path.normpath(args.corpus))}` — {len(files)} files, "
-             f"target {args.target}, {'every captured spec' if args.all_captures else 'the representative set of captured specs check compiles'}, "
+             f"target {args.target}, {what}, "
              f"{settings.max_workers} workers per side.", ""]
     for version in releases:
         env_times = make_env_times(version)

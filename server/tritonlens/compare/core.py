@@ -227,8 +227,8 @@ def judge(pair: SpecPair, th: Thresholds, target_b: str = "") -> None:
         elif tcb and not tca:
             pair.improvements.append(f"dots now on tensor cores: 0 → {tcb} mma/wgmma")
         elif (_num(ma, "wgmma") or 0) and not (_num(mb, "wgmma") or 0):
-            worse("tensor-cores", f"wgmma → mma: {ma.get('wgmma')} wgmma → 0, mma {ma.get('mma')} → {mb.get('mma')}",
-                  1.0, True)
+            worse("tensor-cores", f"wgmma → mma: {ma.get('wgmma')} wgmma → 0, mma {ma.get('mma')} → "
+                                  f"{mb.get('mma')}", 1.0, True)
     for c in compare_metrics(ma, mb, b.get("target", "")):
         if c.name.endswith("widths"):
             if c.regressed:
@@ -375,7 +375,8 @@ def match_specs(a: list[CompiledSpec], b: list[CompiledSpec]) -> list[tuple[Comp
     `capture 3`: a target's own defaults, such as AMD's num_stages, differ); else in order when as many are left."""
     pairs: dict[int, CompiledSpec] = {}
     left = list(b)
-    for same in (lambda x, y: pair_key(x) == pair_key(y), lambda x, y: bool(x.spec.label) and x.spec.label == y.spec.label):
+    for same in (lambda x, y: pair_key(x) == pair_key(y),
+                 lambda x, y: bool(x.spec.label) and x.spec.label == y.spec.label):
         for i, cs in enumerate(a):
             if i in pairs:
                 continue

@@ -84,7 +84,8 @@ def pair_json(p: SpecPair) -> dict[str, Any]:
 
     return {"path": p.path, "kernel": p.kernel, "line": p.def_line, "label": p.label,
             "capture_id": p.capture_id or None, "spec": p.describe,
-            "status": p.status, "gated": p.gated, "knobs": list(p.knobs), "regressions": [r.to_json() for r in p.regressions],
+            "status": p.status, "gated": p.gated, "knobs": list(p.knobs),
+            "regressions": [r.to_json() for r in p.regressions],
             "improvements": list(p.improvements), "ir_changed": list(p.ir_changed),
             "findings_appeared": p.appeared, "findings_gone": p.gone, "unverified": p.unverified or None,
             "first": side(p.a, p.a_extra), "second": side(p.b, p.b_extra)}

@@ -1,7 +1,7 @@
 """"Compare with another Triton release": the `tritonlens.compare` command compiles a document's kernels under the
 installed Triton and another release (compare/: the release made on demand and cached) and answers the report as
-text; afterwards each compared kernel gets a lens with its summary ("vs triton 3.7.1: ✗ spills 296 B → 368 B").
-The client's `tritonlens.compareWithRelease` picks the release, sends the command and shows the text."""
+text; afterwards each compared kernel gets a lens with its summary ("vs triton 3.7.1: ✗ spills: spill bytes 296 B →
+368 B"). The client's `tritonlens.compareWithRelease` picks the release, sends the command and shows the text."""
 from __future__ import annotations
 
 import asyncio
@@ -21,8 +21,6 @@ COMPARE = "tritonlens.compare"  # the server's command: {"uri", "release" | "pyt
 CLIENT_COMMAND = "tritonlens.compareWithRelease"  # the client's: picks a release, runs COMPARE, shows the text
 COMPARE_TIMEOUT_S = 1800.0  # making the release's environment (a download) and compiling both sides
 
-_LAST: dict[str, tuple[str, "Outcome"]] = {}  # uri -> (what it was compared with, the outcome), for the lenses
-
 
 def run_compare(path: str, settings, release: str | None, python: str | None) -> tuple["Outcome", str]:
     """The document's kernels compared with `release` (a version) or the interpreter `python`."""
@@ -38,7 +36,7 @@ def run_compare(path: str, settings, release: str | None, python: str | None) ->
 
 
 def kernel_summary(outcome: "Outcome", kernel: str) -> str:
-    """`✗ spills 296 B → 368 B; 1 of 2 specs regressed` for one kernel ("" when it was not compared)."""
+    """`✗ spills: spill bytes 296 B → 368 B (1 of 2 specs regressed)` for one kernel ("" when not compared)."""
     pairs = [p for p in outcome.pairs if p.kernel == kernel]
     if not pairs:
         return ""
@@ -53,8 +51,8 @@ def kernel_summary(outcome: "Outcome", kernel: str) -> str:
     return head + (f" ({regressed} of {len(pairs)} specs regressed)" if len(pairs) > 1 else "")
 
 
-def lens_for(uri: str, kr: "KernelReport") -> types.CodeLens | None:
-    held = _LAST.get(uri)
+def lens_for(ls: "Host", uri: str, kr: "KernelReport") -> types.CodeLens | None:
+    held = getattr(ls, "compared", {}).get(uri)
     if held is None:
         return None
     label, outcome = held
@@ -72,6 +70,8 @@ def lens_for(uri: str, kr: "KernelReport") -> types.CodeLens | None:
 
 def register(server: "Host") -> None:
     allow(server, types.WORKSPACE_EXECUTE_COMMAND, COMPARE_TIMEOUT_S)
+    # uri -> (what it was compared with, the outcome): the last comparison of each document, for its lenses
+    server.compared = {}  # type: ignore[attr-defined]
 
     @server.command(COMPARE)
     async def compare(ls, *args: Any) -> "dict[str, Any] | None":  # no type-checking-only hints: see lifecycle
@@ -94,7 +94,7 @@ def register(server: "Host") -> None:
             return {"error": str(exc)}
         except asyncio.CancelledError:
             return {"cancelled": True}
-        _LAST[st.uri] = (label, outcome)
+        ls.compared[st.uri] = (label, outcome)
         caps = ls.client_capabilities
         if caps and caps.workspace and caps.workspace.code_lens and caps.workspace.code_lens.refresh_support:
             answer = ls.workspace_code_lens_refresh(None)  # the kernels' lenses now carry the summary

@@ -124,7 +124,7 @@ def register(server: "Host") -> None:
                     out.append(timing)
                 if (capture := capture_lens_for(st.uri, kr, ls.settings.target, ls.settings.gpu)) is not None:
                     out.append(capture)
-                if (compared := compare_lens_for(st.uri, kr)) is not None:
+                if (compared := compare_lens_for(ls, st.uri, kr)) is not None:
                     out.append(compared)
             except Exception as exc:  # noqa: BLE001
                 ls.log(f"code lens failed on {kr.name}: {type(exc).__name__}: {exc}", types.MessageType.Error)
