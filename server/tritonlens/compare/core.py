@@ -51,7 +51,7 @@ class Thresholds:
 class Regression:
     kind: str  # one of KINDS
     text: str
-    size: float = 0.0  # how much worse, to order regressions of a kind (relative growth; inf for a failure)
+    size: float = 0.0  # how much worse, to order regressions of a kind (bytes for spills, else relative growth)
     gated: bool = False  # past its threshold and in fail_on: sets the exit code
 
     def to_json(self) -> dict[str, Any]:
@@ -184,7 +184,7 @@ def judge(pair: SpecPair, th: Thresholds, target_b: str = "") -> None:
     if sb > sa:
         text = (f"spills appeared: 0 B → {sb} B" if sa == 0 else f"spill bytes {sa} B → {sb} B") + \
             _spill_where(pair.b_extra)
-        worse("spills", text, _pct(sa, sb), sb - sa > th.spill_bytes)
+        worse("spills", text, float(sb - sa), sb - sa > th.spill_bytes)  # ranked by the bytes gained
     elif sb < sa:
         pair.improvements.append(f"spill bytes {sa} B → {sb} B")
     def count(kind: str, name: str, label: str, allowed: int) -> None:
