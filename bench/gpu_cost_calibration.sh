@@ -2,11 +2,13 @@
 # On a GPU: what the cost model is calibrated against. (1) bench/cost_kernels/driver.py under `capture --time` (each
 # cause of lost time and its well-written twin, timed by the driver and by the capture), then every captured spec
 # replayed L2-cold and L2-warm; (2) Liger-Kernel's tests under `capture --time` (the real run's time of each distinct
-# launch), then replayed L2-warm file by file. `bench/cost_calibration.py` then compares, without a GPU, the model's
+# launch), then replayed L2-warm file by file; (3) the proven fixes of the cost kernels and of the corpus's files with
+# spill and launch warnings, each titled with the cost model's estimate before and after and timed on its captured
+# launch (bench/corpus_fixes.py --time). `bench/cost_calibration.py` then compares, without a GPU, the model's
 # estimates with these measurements.
-# Usage: bash bench/gpu_cost_calibration.sh CORPUS_DIR RESULTS_DIR      (STEPS=1 or 2 runs one step)
+# Usage: bash bench/gpu_cost_calibration.sh CORPUS_DIR RESULTS_DIR      (STEPS=1, 2, 3 or a mix runs those steps)
 set -uo pipefail
-STEPS=${STEPS:-12}
+STEPS=${STEPS:-123}
 CORPUS=${1:?corpus folder}; RES=${2:?results folder}
 . bench/gpu_common.sh
 
@@ -33,4 +35,16 @@ for f in liger_kernel/ops/*.py; do
 done
 python "$REPO/bench/replay_agreement.py" "$RES/liger-bench-warm.jsonl" | head -12
 cd "$REPO"
+fi
+
+if [[ $STEPS == *3* ]]; then
+step "3. fixes: estimated gain in the title, measured gain on the GPU"
+CK3=$WORK/cost_kernels_fixes; cp -r bench/cost_kernels "$CK3"; rm -rf "$CK3/.tritonlens"; mkdir -p "$CK3/.tritonlens"
+cp bench/results/cost/cost-captures-timed.jsonl "$CK3/.tritonlens/captures.jsonl"
+timeout 150 python bench/corpus_fixes.py "$CK3/kernels.py" --target cuda:90 --time --out "$RES/cost-kernels-fixes-timed.md" \
+  > /dev/null 2> "$RES/cost-kernels-fixes-timed.err"; echo "exit $?"; tail -6 "$RES/cost-kernels-fixes-timed.md"
+PYTHONPATH="$LIGER/src:$PYTHONPATH" timeout 200 python bench/corpus_fixes.py "$LIGER/src/liger_kernel/ops/group_norm.py" \
+  "$LIGER/src/liger_kernel/ops/rope.py" "$LIGER/src/liger_kernel/ops/cross_entropy.py" --target cuda:90 --time \
+  --out "$RES/corpus-fixes-timed.md" > /dev/null 2> "$RES/corpus-fixes-timed.err"; echo "exit $?"
+tail -8 "$RES/corpus-fixes-timed.md"
 fi

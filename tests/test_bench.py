@@ -87,6 +87,22 @@ def test_replays_and_times_the_captured_launches(workspace, capsys, monkeypatch)
     assert big["identity"] in saved and saved[big["identity"]]["time_us"] == pytest.approx(big["time_us"])
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_local_gpu(), reason="needs a local NVIDIA GPU")
+def test_warm_l2_replay_is_timed_and_says_so(workspace, capsys, monkeypatch):
+    """--warm-l2 times a launch with its inputs left in L2 by the previous one (as a program that just wrote them sees
+    it): a small launch is no slower than the L2-cold replay, and the result names its method."""
+    monkeypatch.chdir(workspace)
+    assert bench.main(["examples/vector_add.py::add_kernel", "--format", "json"]) == 0
+    cold = {tuple(r["grid"]): r for r in json.loads(capsys.readouterr().out)}
+    assert bench.main(["examples/vector_add.py::add_kernel", "--format", "json", "--warm-l2"]) == 0
+    warm = {tuple(r["grid"]): r for r in json.loads(capsys.readouterr().out)}
+    assert set(warm) == set(cold)
+    for grid, r in warm.items():
+        assert r["measured"] and r["method"] == bench.METHOD_WARM, r
+        assert r["time_us"] <= cold[grid]["time_us"] * 1.5, (r["time_us"], cold[grid]["time_us"])
+
+
 def test_check_shows_measured_time_or_static_floor_per_captured_spec(workspace, capsys, monkeypatch):
     """The spec lines of `check` carry what `tritonlens bench` measured for that captured spec, and the static floor
     for one it did not; a finding names the measured time of the specs it holds in and their share of the file's.

@@ -396,7 +396,7 @@ def _narrow_lines(ctx) -> set[int]:
 
 # ---------------------------------------------------------------- findings weighed by what their cause costs
 WARN_SHARE = 0.15  # a finding is worth a warning when its cause costs this share of the launch ...
-MIN_GAIN_US = 1.0  # ... and at least this much time per launch
+MIN_GAIN_US = 2.0  # ... and at least this much time per launch, in a launch not bound by the launch itself
 _CAUSE = {"PTX001": "narrow", "PTX002": "narrow", "LAUNCH003": "uncoalesced", "LAUNCH002": "grid",
           "SASS001": "spill", "TTGIR002": "fma", "TTGIR001": "convert", "LAUNCH001": "lanes"}
 COST_WEIGHED = frozenset(_CAUSE)
@@ -476,19 +476,20 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
         if f.code in ctx.settings.rules or not ctx.settings.severity_from_cost:
             f.message += head + "]"
             continue
-        if share >= WARN_SHARE and per_launch >= MIN_GAIN_US:
+        short = launch_us < 2 * LAUNCH_US
+        if share >= WARN_SHARE and per_launch >= MIN_GAIN_US and not short:
             if f.severity in ("info", "hint"):
                 f.severity = "warning"
             f.message += head + "]"
         else:
             if f.severity == "warning":
                 f.severity = "info"
-            f.message += head + f" — an info: {_why_minor(main, share, per_launch)}]"
+            f.message += head + f" — an info: {_why_minor(main, share, per_launch, short)}]"
     return costs
 
 
-def _why_minor(cost: Cost, share: float, gain_us: float) -> str:
-    if cost.bound == "launch-bound":
+def _why_minor(cost: Cost, share: float, gain_us: float, short: bool = False) -> str:
+    if short or cost.bound == "launch-bound":
         return "a launch this short is bound by the launch itself, whatever the code"
     if cost.bound == "memory-bound":
         return f"memory-bound near the floor, removing it saves under {WARN_SHARE:.0%}"
