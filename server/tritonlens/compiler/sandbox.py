@@ -122,8 +122,8 @@ def _c_compiler() -> list[str]:
 
 def programs(tools_dir: str | None, gpu_present: bool) -> list[str]:
     """What a worker may execute (asked in the worker, whose interpreter and Triton may not be ours): Triton's
-    compiler tools, the vendor-tool stand-ins and the Python they run on, the
-    dynamic loader those need; the C compiler where a GPU is present."""
+    compiler tools, the vendor-tool stand-ins and the Python they run on, the dynamic loader those need; where a GPU
+    is present, the real vendor tools and the C compiler."""
     allowed = [os.path.realpath(sys.executable)]
     try:
         import importlib.util
@@ -142,7 +142,8 @@ def programs(tools_dir: str | None, gpu_present: bool) -> list[str]:
     for loader in ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-x86-64.so.2"):
         if os.path.exists(loader):
             allowed.append(os.path.realpath(loader))
-    if gpu_present:
+    if gpu_present:  # the real vendor tools (a library asks nvidia-smi), the driver's helper build
+        allowed += [os.path.realpath(p) for p in map(shutil.which, ("nvidia-smi", "rocminfo", "rocm-smi")) if p]
         allowed += _c_compiler()
     return list(dict.fromkeys(allowed))
 
@@ -157,7 +158,7 @@ _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
 
 
-def _landlock(folder: str, executable: list[str], abi: int) -> list[str]:
+def _landlock(folder: str, executable: list[str], abi: int, writable: tuple[str, ...] = ()) -> list[str]:
     """Confine this process (and what it starts) with Landlock; what it now stops."""
     from landlock.plumbing import PR_SET_NO_NEW_PRIVS, SYSCALL_CREATE_RULESET, FSAccess, PathBeneathAttr, \
         get_add_rule, get_prctl, get_restrict_self
@@ -206,10 +207,12 @@ def _landlock(folder: str, executable: list[str], abi: int) -> list[str]:
         for name in _listdir("/proc"):
             if not name.isdigit() and name not in ("self", "thread-self"):
                 allow(os.path.join("/proc", name), int(read))
-        allow(f"/proc/{os.getpid()}", int(read))
+        # its own entries, writable too: the CUDA driver writes there while it initialises
+        allow(f"/proc/{os.getpid()}", int(everything & ~FSAccess.EXECUTE))
         for path in executable:
             allow(path, int(read | FSAccess.EXECUTE))
-        allow(folder, int(everything & ~FSAccess.EXECUTE))
+        for path in (folder, *writable):
+            allow(path, int(everything & ~FSAccess.EXECUTE))
         devices = FSAccess.READ_FILE | FSAccess.WRITE_FILE | (FSAccess.IOCTL_DEV if abi >= 5 else 0)
         for dev in ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", *_gpu_nodes()):
             allow(dev, int(devices | (FSAccess.READ_DIR if os.path.isdir(dev) else 0)))
@@ -222,23 +225,33 @@ def _landlock(folder: str, executable: list[str], abi: int) -> list[str]:
     return stops
 
 
-def _seccomp() -> None:
-    """No socket of any family (socketpair stays: it reaches nobody) and no io_uring; the call fails with EACCES."""
+def _seccomp(unix_sockets: bool = False) -> None:
+    """No socket of any family (socketpair stays: it reaches nobody) and no io_uring; the call fails with EACCES.
+    With `unix_sockets` (a machine with a GPU: the CUDA driver fails to initialise without them) UNIX sockets
+    stay."""
+    import socket
+
     import pyseccomp
 
+    deny = pyseccomp.ERRNO(errno.EACCES)
     f = pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
-    for call in ("socket", "io_uring_setup", "io_uring_enter", "io_uring_register"):
+    if unix_sockets:
+        f.add_rule(deny, "socket", pyseccomp.Arg(0, pyseccomp.NE, socket.AF_UNIX))
+    else:
+        f.add_rule(deny, "socket")
+    for call in ("io_uring_setup", "io_uring_enter", "io_uring_register"):
         try:
-            f.add_rule(pyseccomp.ERRNO(errno.EACCES), call)
+            f.add_rule(deny, call)
         except (RuntimeError, ValueError, OSError):
             continue  # a system call this architecture has not
     f.load()
 
 
-def confine(folder: str, executable: list[str]) -> dict[str, Any]:
+def confine(folder: str, executable: list[str], gpu: bool = False) -> dict[str, Any]:
     """Confine this process, before any user code (and before any thread: Landlock binds the calling thread and
     what it starts). Returns {"on": bool, "landlock": ABI or 0, "seccomp": bool, "stops": [...], "missing": [...]}:
-    what is in force and, in words, what the platform lacked."""
+    what is in force and, in words, what the platform lacked. `gpu`: a GPU is here, whose driver the imports may
+    initialise (its nodes, its tools, UNIX sockets)."""
     state: dict[str, Any] = {"on": False, "landlock": 0, "seccomp": False, "stops": [], "missing": []}
     if os.environ.get(DISABLE_VAR):
         state["missing"].append(f"turned off ({DISABLE_VAR} is set)")
@@ -247,9 +260,9 @@ def confine(folder: str, executable: list[str]) -> dict[str, Any]:
         state["missing"].append(f"no sandbox on {sys.platform} (Landlock and seccomp are Linux's)")
         return state
     try:
-        _seccomp()
+        _seccomp(unix_sockets=gpu)
         state["seccomp"] = True
-        state["stops"].append("sockets")
+        state["stops"].append("sockets but UNIX ones (a GPU's driver needs them)" if gpu else "sockets")
     except Exception as exc:  # noqa: BLE001
         state["missing"].append(f"no seccomp filter ({type(exc).__name__}: {exc}): sockets are not stopped")
     abi = _landlock_abi()

@@ -705,7 +705,8 @@ def main(argv: list[str]) -> None:
             from ..device.answers import prepare_tools
 
             prepare_tools(box["tools"])
-        state = sandbox.confine(box["folder"], sandbox.programs(box.get("tools"), bool(box.get("gpu"))))
+        gpu = bool(box.get("gpu"))
+        state = sandbox.confine(box["folder"], sandbox.programs(box.get("tools"), gpu), gpu)
         trail = os.path.join(box["folder"], "trail")
     serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False), trail, state)
 
