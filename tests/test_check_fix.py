@@ -17,6 +17,16 @@ def _copy(tmp_path, name: str) -> str:
     return str(path)
 
 
+def _launched(tmp_path, call: str):
+    """matmul_spill.py without its hint, launched from its own file by `call` (the launch's lines, dedented)."""
+    text = open(os.path.join(BAD, "matmul_spill.py"), encoding="utf-8").read()
+    path = tmp_path / "mm.py"
+    path.write_text(text[:text.index("# tritonlens:")] + text[text.index("@triton.jit"):] +
+                    "\n\ndef matmul(a, b, c, K):\n    grid = (a.shape[0] // 128, b.shape[1] // 128)\n" +
+                    textwrap.indent(textwrap.dedent(call), "    "))
+    return path
+
+
 def _run(capsys, *argv) -> tuple[int, str, str]:
     code = cli_main(["check", *argv, "--target", "cuda:90", "--workers", "1"])
     out, err = capsys.readouterr()
@@ -73,18 +83,30 @@ def test_a_launch_fix_is_applied_and_a_hint_edit_never_is(tmp_path, capsys):
     code, out, err = _run(capsys, path, "--fix")
     assert "0 fix(es) applied" in out and open(path, encoding="utf-8").read() == open(
         os.path.join(BAD, "matmul_spill.py"), encoding="utf-8").read()
-    text = open(path, encoding="utf-8").read()
-    launched = text[:text.index("# tritonlens:")] + text[text.index("@triton.jit"):] + textwrap.dedent('''
-
-        def matmul(a, b, c, K):
-            grid = (a.shape[0] // 128, b.shape[1] // 128)
-            matmul_spill[grid](a, b, c, K, a.stride(0), b.stride(0), c.stride(0),
-                               BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, num_warps=4, num_stages=2)
-        ''')
-    launch = tmp_path / "mm.py"
-    launch.write_text(launched)
+    launch = _launched(tmp_path, """\
+        matmul_spill[grid](a, b, c, K, a.stride(0), b.stride(0), c.stride(0),
+                           BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, num_warps=4, num_stages=2)
+        """)
     code, out, err = _run(capsys, str(launch), "--fix", "--select", "SASS")
     assert "mm.py:9: SASS001 fixed: Use num_warps=8 at the launch on line 30 — removes SASS001 (" in out, out
     assert "BLOCK_K=32, num_warps=8, num_stages=2)" in launch.read_text()
     code, out, _ = _run(capsys, str(launch), "--select", "SASS001", "--format", "json")
+    assert out.strip() == "[]" and code == 0
+
+
+def test_a_keyword_added_to_a_call_with_a_trailing_comma_goes_on_its_own_line(tmp_path, capsys):
+    """Formatted as black writes a long call (one argument a line, a trailing comma): the added `num_warps=` gets a
+    line of its own, and the written file still parses and no longer spills."""
+    path = _launched(tmp_path, """\
+        matmul_spill[grid](
+            a, b, c, K, a.stride(0), b.stride(0), c.stride(0),
+            BLOCK_M=128,
+            BLOCK_N=128,
+            BLOCK_K=32,
+        )
+        """)
+    code, out, _ = _run(capsys, str(path), "--fix", "--select", "SASS001")
+    assert "SASS001 fixed: Use num_warps=8 at the launch on line" in out, out
+    assert "        BLOCK_K=32,\n        num_warps=8,\n    )\n" in path.read_text()
+    code, out, _ = _run(capsys, str(path), "--select", "SASS001,SRC", "--format", "json")
     assert out.strip() == "[]" and code == 0

@@ -5,6 +5,7 @@ do not overlap; the file is re-checked after each round (so the next fix is prov
 made), until a round finds none."""
 from __future__ import annotations
 
+import ast
 import difflib
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -79,7 +80,12 @@ def fix_file(checker, settings, report, text: str, keep: Callable[[Finding], boo
                     break  # one per kernel: the next is proven on the text this one makes
         if not taken:
             break
-        out.text = apply_edits(out.text, edits)
+        fixed = apply_edits(out.text, edits)
+        try:
+            ast.parse(fixed)
+        except SyntaxError:  # an edit that breaks the file is never written, proven or not
+            break
+        out.text = fixed
         out.applied.extend(taken)
         out.report = checker.check_file(report.path, out.text)
     return out

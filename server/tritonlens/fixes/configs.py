@@ -14,7 +14,7 @@ from ..frontend.value_sources import config_constant
 from ..model import CompiledSpec, Finding, KernelReport
 from ..report.kernel import config_labels
 from ..report.cost import fmt_bytes, fmt_us
-from .edit import Edit, Position, Range, apply_edits
+from .edit import Edit, Position, Range, apply_edits, fit_argument
 
 MAX_STAGE_STEPS = 3  # num_stages tried downwards from the config's value, first that removes the finding wins
 
@@ -48,7 +48,8 @@ class ConfigCandidate:
         self.shift = 0
 
     def apply(self, text: str) -> tuple[list[Edit], str, int]:
-        return self.edits, apply_edits(text, self.edits), 0
+        edits = [fit_argument(text, e) for e in self.edits]
+        return edits, apply_edits(text, edits), 0
 
 
 def _set_option(src: ConfigSource, name: str, value: int) -> Edit:

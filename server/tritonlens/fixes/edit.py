@@ -48,3 +48,24 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     for e in sorted(edits, key=lambda e: off(e.range.start), reverse=True):
         text = text[:off(e.range.start)] + e.new_text + text[off(e.range.end):]
     return text
+
+
+def fit_argument(text: str, edit: Edit) -> Edit:
+    """An added keyword argument — `, name=value` inserted at a call's closing parenthesis — fitted to the call as it
+    is written: after a trailing comma no second one (`f(a,, b=1)` does not parse), and on a line of its own at the
+    arguments' indent when the parenthesis stands alone on its line. Any other edit is returned as it is."""
+    r = edit.range
+    lines = text.splitlines(keepends=True)
+    if r.start != r.end or not edit.new_text.startswith(", ") or r.start.line >= len(lines):
+        return edit
+    head = lines[r.start.line][:r.start.character]
+    before = ("".join(lines[:r.start.line]) + head).rstrip()
+    if not before.endswith(","):
+        return edit
+    argument = edit.new_text[2:]
+    if head.strip():  # `f(a, b,)`: the argument after the comma
+        return Edit.insert(r.start.line, r.start.character, ("" if head.endswith(" ") else " ") + argument)
+    last = before.rsplit("\n", 1)[-1]
+    indent = last[:len(last) - len(last.lstrip())]
+    newline = "\r\n" if r.start.line and lines[r.start.line - 1].endswith("\r\n") else "\n"
+    return Edit.insert(r.start.line, 0, f"{indent}{argument},{newline}")

@@ -22,7 +22,7 @@ from ..frontend.value_sources import ValueSource, where_set, whole_row_blocks
 from ..model import CompiledSpec, Finding, KernelReport, Spec, SpecVariant
 from ..report.irviews import compiled_specs
 from .configs import holding, metric_changes
-from .edit import Edit, apply_edits
+from .edit import Edit, apply_edits, fit_argument
 
 MAX_WARPS = 16
 _LAUNCH_ORIGIN = re.compile(r"launch at (?P<file>[^:]+):(?P<line>\d+)$")
@@ -129,13 +129,14 @@ class LaunchCandidate:
         if self.is_pointer:
             return [], text, 0
         if self._edit is not None:
-            return [self._edit], apply_edits(text, [self._edit]), 0
+            edit = fit_argument(text, self._edit)
+            return [edit], apply_edits(text, [edit]), 0
         assert self.call is not None
         span = self.call.keywords.get(self.option)
         if span is not None:
             edit = Edit.replace(*span, str(self.value))
         else:
-            edit = Edit.insert(*self.call.close, f", {self.option}={self.value}")
+            edit = fit_argument(text, Edit.insert(*self.call.close, f", {self.option}={self.value}"))
         return [edit], apply_edits(text, [edit]), 0
 
 
