@@ -26,7 +26,7 @@ from .report.kernel import (demote_assumed_errors, error_finding, finish_report,
                      skipped_autotune_configs)
 from .settings import Settings
 from .source import read_source
-from .device.virtual_gpu import compile_target, resolve as resolve_gpu
+from .device.run import RunDevice, run_devices
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +181,7 @@ class Checker:
         # (model.StageTexts), in the background, rather than when the first hover reads it
         self.sass_ahead = sass_ahead
         self._sass_queue: queue.SimpleQueue | None = None
+        self._devices: list[RunDevice] | None = None
         self.service = service or CompileService(self.settings.max_workers, self.settings.compile_memory_mb)
         self._own_service = service is None
         self.cache = cache or ArtifactCache()
@@ -198,6 +199,7 @@ class Checker:
     def update_settings(self, new: Settings) -> None:
         """Take new settings; a new worker count gets a new pool (the old one finishes its jobs in the background)."""
         old, self.settings = self.settings, new
+        self._devices = None
         if self._own_service and (old.max_workers, old.compile_memory_mb) != (new.max_workers, new.compile_memory_mb):
             stale, self.service = self.service, CompileService(new.max_workers, new.compile_memory_mb)
             threading.Thread(target=stale.shutdown, daemon=True, name="tritonlens-pool-shutdown").start()
@@ -208,9 +210,22 @@ class Checker:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def devices(self) -> list[RunDevice]:
+        """The run's devices, worked out once from the settings (device/run.py): the main target first."""
+        if self._devices is None:
+            s = self.settings
+            self._devices = run_devices(s.target, s.gpu, s.extra_targets, s.env)
+        return self._devices
+
+    def device(self, target: str) -> RunDevice:
+        """The run's device for a spec's target (one of `targets()`; another, such as a capture's, is worked out
+        the same way)."""
+        found = next((d for d in self.devices if d.target == target), None)
+        return found or run_devices(target, self.settings.gpu, env=self.settings.env)[0]
+
     def targets(self) -> list[str]:
-        main = compile_target(self.settings.target, self.settings.gpu)
-        return [main] + [t for t in self.settings.extra_targets if t != main]
+        return [d.target for d in self.devices]
 
     # ------------------------------------------------------------------ the pipeline
     def discover(self, path: str, text: str, root: str):
@@ -413,7 +428,7 @@ class Checker:
                  group: str | None, source: str | None = None) -> Future | Artifacts:
         qualname = kernel.qualname or kernel.name
         # what the imports see (the virtual GPU, tritonlens.env) can change module constants, hence the kernel
-        device = {"gpu": resolve_gpu(spec.target, self.settings.gpu).key, "env": dict(self.settings.env)}
+        device = self.device(spec.target).job()
         key = self.cache.key(path + "\0" + module_text + _workspace_deps_digest(kernel, path, root)
                              + "\0" + json.dumps(device, sort_keys=True), qualname, spec.key())
         hit = self.cache.get(key)

@@ -68,8 +68,9 @@ def sidecar_dir(baseline_file: str) -> str:
     return os.path.splitext(os.path.abspath(baseline_file))[0]
 
 
-def file_reports(args) -> list | None:
-    """Check the files of `args.paths` (problems to stderr); None when none of them exists."""
+def file_reports(args) -> tuple[list, list[str]] | None:
+    """Check the files of `args.paths` (problems to stderr): the reports and the targets compiled for; None when none
+    of the files exists."""
     from ..pipeline import Checker
 
     files, problems = collect_files(args.paths)
@@ -79,17 +80,17 @@ def file_reports(args) -> list | None:
         return None
     with Checker(settings_from(args), capture_file=args.captures) as checker:
         reports = list(checker.check_files(files))
+        targets = checker.targets()
     for report in reports:
         for msg in report.problems:
             print(f"tritonlens: {msg}", file=sys.stderr)
-    return reports
+    return reports, targets
 
 
-def current_state(reports: list, root: str, settings) -> tuple[dict, dict[str, str]]:
+def current_state(checked: tuple[list, list[str]], root: str) -> tuple[dict, dict[str, str]]:
     from ..report.baseline import build_baseline, tool_versions
-    from ..device.virtual_gpu import compile_target
 
-    targets = [compile_target(settings.target, settings.gpu)] + list(settings.extra_targets)
+    reports, targets = checked
     return build_baseline(reports, rel_to(root), tool_versions(targets))
 
 
@@ -107,12 +108,12 @@ def run_baseline_save(args) -> int:
     from ..report.baseline import IR_STAGES
 
     out = args.output or default_baseline(args.paths)
-    reports = file_reports(args)
-    if reports is None:
+    checked = file_reports(args)
+    if checked is None:
         return EXIT_ERROR
-    data, sidecar = current_state(reports, baseline_root(out), settings_from(args))
+    data, sidecar = current_state(checked, baseline_root(out))
     if args.profile:
-        _profile_into(data, reports, baseline_root(out))
+        _profile_into(data, checked[0], baseline_root(out))
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     _write_if_changed(out, json.dumps(data, indent=1, sort_keys=True) + "\n")
     ir_dir = sidecar_dir(out)
@@ -181,10 +182,10 @@ def run_diff(args) -> int:
     base = load_baseline(base_file)
     if base is None:
         return EXIT_ERROR
-    reports = file_reports(args)
-    if reports is None:
+    checked = file_reports(args)
+    if checked is None:
         return EXIT_ERROR
-    now, texts = current_state(reports, baseline_root(base_file), settings_from(args))
+    now, texts = current_state(checked, baseline_root(base_file))
     cmp = compare(base, now)
     ir_dir = sidecar_dir(base_file)
     diffs: dict[tuple[str, str, str], str] = {}
@@ -222,9 +223,10 @@ def run_report(args) -> int:
         if base is None:
             print(f"tritonlens report: {why}", file=sys.stderr)
             return EXIT_ERROR
-    reports = file_reports(args)
-    if reports is None:
+    checked = file_reports(args)
+    if checked is None:
         return EXIT_ERROR
+    reports = checked[0]
     if args.baseline:
         in_base = rel_to(baseline_root(args.baseline))
         changes = {}

@@ -52,7 +52,7 @@ def run(args) -> int:
     progress = _Progress() if sys.stderr.isatty() and not args.quiet else None
     with Checker(settings, select=select, capture_file=args.captures) as checker:
         if args.format == "text" and not args.quiet:
-            print(gpu_line(checker.targets()[0], settings.gpu))
+            print(gpu_line(checker.devices[0], settings.gpu))
         for report in checker.check_files(files, on_kernel=progress):
             if progress is not None:
                 progress.clear()
@@ -103,7 +103,7 @@ def _check_fix(args, files: list[str], select: set[str] | None, settings) -> int
     left: list[Finding] = []
     with Checker(settings, select=select, capture_file=args.captures) as checker:
         if not args.quiet and write:
-            print(gpu_line(checker.targets()[0], settings.gpu))
+            print(gpu_line(checker.devices[0], settings.gpu))
         for report in checker.check_files(files):
             for msg in report.problems:
                 print(f"tritonlens: {msg}", file=sys.stderr)
@@ -135,15 +135,13 @@ def _check_fix(args, files: list[str], select: set[str] | None, settings) -> int
     return EXIT_FINDINGS if gating or (not write and changed) else EXIT_OK
 
 
-def gpu_line(target: str, name: str) -> str:
-    """The report's header: the GPU the imports saw and the findings' numbers are for."""
+def gpu_line(device, named: str) -> str:
+    """The report's header: the GPU the imports saw and the findings' numbers are for (the run's main device)."""
     from ..device.targets import local_gpu_target
-    from ..device.virtual_gpu import resolve
 
-    gpu = resolve(target, name)
-    how = ("the local GPU" if local_gpu_target() == target and not name else
+    how = ("the local GPU" if local_gpu_target() == device.target and not named else
            "virtual: the imports' device queries and the findings' limits answer as it; --gpu NAME for another")
-    return f"GPU: {gpu.label()}, {target} ({how})"
+    return f"GPU: {device.gpu.label()}, {device.target} ({how})"
 
 
 class _Progress:

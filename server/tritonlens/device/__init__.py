@@ -5,4 +5,6 @@ registers, peaks: `virtual_gpu`), the local GPU when there is one (`targets`), t
 the vendor tools give as that GPU without one (`answers`, `vendor_tools`), and the autotune-config evaluator that runs
 a file's config code in a subprocess answered as that GPU (`config_eval`). Every door that asks the device — the
 compile workers, the config evaluator, `capture --no-gpu`, the rules' limits — asks here, so all answer alike.
+A run's devices — per target compiled for, the concrete target, its GPU model and the workers' environment — are
+worked out once where the run starts (`run.run_devices`, held by the `Checker`) and handed on.
 """
