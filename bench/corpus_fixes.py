@@ -25,7 +25,7 @@ from dataclasses import dataclass
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "server"))
 
-from tritonlens.cli import _collect_files  # noqa: E402
+from tritonlens.cli.common import collect_files as _collect_files  # noqa: E402
 from tritonlens.fixes import configs as fix_configs, hints, launch as fix_launch, search  # noqa: E402
 from tritonlens.pipeline import Checker, find_workspace_root  # noqa: E402
 from tritonlens.settings import Settings  # noqa: E402

@@ -12,11 +12,10 @@ from typing import Sequence
 from .. import __version__
 from ..compare import cli as compare
 from . import baseline, check, doctor, explain, ir, serve
-from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, collect_files
+from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from .gpu_commands import bench, capture, profile
 
-__all__ = ["EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "UsageError", "build_parser", "main", "_collect_files"]
-_collect_files = collect_files  # bench/corpus_fixes.py reads the files of its paths as `check` does
+__all__ = ["EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "UsageError", "build_parser", "main"]
 
 # The commands, in the order `tritonlens --help` lists them. Each is a module (or object) with `add_parser(subparsers)`
 # — which declares its arguments and may `set_defaults(run=...)` for each parser it adds — and `run(args) -> int`, its
