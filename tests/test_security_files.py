@@ -59,7 +59,12 @@ def test_a_capture_file_that_is_a_fifo_is_not_waited_on(tmp_path):
 
 def test_bench_results_nested_deep_are_ignored(tmp_path):
     path = workspace(tmp_path)
-    (tmp_path / ".tritonlens" / "bench.jsonl").write_text(DEEP + "\n" + '{"measured": true, "identity": ' + DEEP + "}\n")
+    deep_record = '{"measured": true, "identity": ' + DEEP + "}"
+    good = json.dumps({"measured": True, "identity": "abc", "time_us": 12.5})
+    (tmp_path / ".tritonlens" / "bench.jsonl").write_text(DEEP + "\n" + deep_record + "\n" + good + "\n")
+    from tritonlens.report.cost import load_bench
+
+    assert set(load_bench(str(tmp_path))) == {"abc"}  # the deep lines are skipped, the good one kept
     run = check(tmp_path, str(path))
     assert run.returncode == 0 and "internal error" not in run.stderr, run.stderr
 
@@ -86,7 +91,8 @@ def test_a_baseline_with_terminal_escapes_is_refused(tmp_path):
 def test_a_huge_literal_in_a_launch_argument_costs_nothing(tmp_path):
     """`min(triton.next_power_of_2(n), <a 100,000-digit literal>)` took memory and time quadratic in its size."""
     huge = "0x" + "f" * 100_000
-    path = workspace(tmp_path, KERNEL.replace("# tritonlens: x_ptr=*fp32, n=i32%16, BLOCK=1024\n", "") + textwrap.dedent(f'''
+    unhinted = KERNEL.replace("# tritonlens: x_ptr=*fp32, n=i32%16, BLOCK=1024\n", "")
+    path = workspace(tmp_path, unhinted + textwrap.dedent(f'''
 
         def launch(x, n):
             BLOCK = min(triton.next_power_of_2(n), {huge})

@@ -4,16 +4,18 @@ Importing a kernel's module runs its code (and that of every module it imports),
 pull request from a fork in CI). A worker confines itself before it imports anything — triton included — and what
 it starts (ptxas, the vendor-tool stand-ins) inherits the confinement:
 
-- files (Landlock): everything may be read but other processes' /proc entries; only the worker's own folder (`TMPDIR`, `HOME`, Triton's cache in it)
-  may be written, and a handful of devices (`/dev/null`, a GPU's nodes where one is present); only the programs
-  tritonlens runs may be executed (Triton's `ptxas`/`nvdisasm`/`cuobjdump`, the vendor-tool stand-ins, the Python
-  that runs them, and on a machine with a GPU the C compiler Triton's driver builds its helper with);
+- files (Landlock): everything may be read but other processes' /proc entries; only the worker's own folder
+  (`TMPDIR`, `HOME`, Triton's cache in it) and its own /proc entries may be written, and a handful of devices
+  (`/dev/null`, a GPU's nodes where one is present); only the programs tritonlens runs may be executed (Triton's
+  `ptxas`/`nvdisasm`/`cuobjdump`, the vendor-tool stand-ins and the Python that runs them; on a machine with a GPU
+  the real vendor tools and the C compiler Triton's driver builds its helper with);
 - network (Landlock, ABI 4+): no TCP connection or listening port; (seccomp) no socket of any family at all — a
-  UNIX socket such as a container daemon's is as good as root — and no io_uring, which would go around both;
+  UNIX socket such as a container daemon's is as good as root; on a machine with a GPU UNIX sockets stay, the CUDA
+  driver needs them — and no io_uring, which would go around both;
 - processes (Landlock, ABI 6+): no signal to, and (any ABI) no ptrace of, a process outside the sandbox — the
-  checking process included, whose environment (`/proc/PID/environ`) is therefore unreadable too;
+  checking process included, whose environment (`/proc/PID/environ`) is unreadable too;
 - environment: the worker starts with a clean one (`clean_env`): no variable of the checking process but the few a
-  Python and a compiler need, plus what the user names in `tritonlens.env`.
+  Python and a compiler need (device/environment.py), plus what the user names in `tritonlens.env`.
 
 Landlock comes through the `landlock` binding and seccomp through `pyseccomp` (libseccomp). Where the kernel or the
 libraries lack them, the worker runs with what there is and says so (`status()`: doctor, and once in the log).
