@@ -283,3 +283,21 @@ def test_what_module_code_forks_dies_with_its_worker(tmp_path):
         os.kill(child, 9)
         pytest.fail("the forked child outlived its worker")
     assert [f["code"] for f in json.loads(run.stdout)] == ["SRC007"], run.stdout
+
+
+def test_a_variable_named_without_a_value_passes_the_checking_process_value(confined, tmp_path, monkeypatch):
+    """`"tritonlens.env": {"MYLIB_HOME": null}`: the editor's own value reaches the imports; unnamed, it does not."""
+    from tritonlens.pipeline import Checker
+    from tritonlens.settings import Settings
+
+    monkeypatch.setenv("MYLIB_HOME", "/opt/mylib")
+    path = module(tmp_path, "passed", '''
+        if os.environ.get("MYLIB_HOME") != "/opt/mylib":
+            raise RuntimeError("MYLIB_HOME is not set")
+        ''')
+    for env, codes in (({}, ["SRC006"]), ({"MYLIB_HOME": None}, [])):
+        settings = Settings.from_dict({"target": "cuda:90", "maxWorkers": 1, "moduleExecution": "full", "env": env})
+        assert not settings.problems, settings.problems
+        with Checker(settings) as checker:
+            report = checker.check_file(path)
+        assert [f.code for f in report.all_findings()] == codes, (env, report.all_findings())
