@@ -76,23 +76,27 @@ class Fix:
     detail: str = ""  # the whole of what the re-compile showed, when the title had to be cut to fit a menu line
 
 
-TITLE_MAX = 160  # a quick-fix menu shows one line
+TITLE_MAX = 200  # a quick-fix menu shows one line; what it leaves out goes to Fix.detail
 
 
 def fit_title(label: str, said: str) -> tuple[str, str]:
-    """(the title, the detail it leaves out): the label and what the re-compile showed, cut at a clause to fit
-    TITLE_MAX; the cost model's estimate ("est. 354 µs → 270 µs a launch") and a trade ("but ...") stay in it."""
+    """(the title, the detail it leaves out): the label and what the re-compile showed, cut to fit TITLE_MAX — the
+    verdict, as many of its first changes as fit (the cost model's estimate comes first), and a trade ("but ...")."""
     title = f"{label} — {said}"
     if len(title) <= TITLE_MAX:
         return title, ""
-    import re
-
-    head = re.split(r" \(|; ", said, maxsplit=1)[0]
-    keep = [m.group(0) for m in re.finditer(r"est\. [^;()]*?(?:\([^)]*\))?(?= a launch)", said)][:1]
-    keep = [k + " a launch" for k in keep]
     trade = said[said.index("; but ") + 2:] if "; but " in said else ""
-    short = "; ".join([head] + keep + ([trade] if trade else []))
-    title = f"{label} — {short}"
+    body = said[:said.index("; but ")] if trade else said
+    head, _, inner = body.partition(" (")
+    items = [x for x in inner.rstrip(")").replace(", ", "; ").split("; ") if x] if inner else []
+    tail = f"; {trade}" if trade else ""
+    kept: list[str] = []
+    for item in items:
+        trial = f"{label} — {head} ({'; '.join(kept + [item])}){tail}"
+        if len(trial) > TITLE_MAX:
+            break
+        kept.append(item)
+    title = f"{label} — {head}" + (f" ({'; '.join(kept)})" if kept else "") + tail
     if len(title) > TITLE_MAX:
         title = title[:TITLE_MAX - 1].rstrip() + "…"
     return title, said

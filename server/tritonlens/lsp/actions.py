@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,8 @@ from pygls.uris import from_fs_path
 if TYPE_CHECKING:
     from .docstate import DocState
     from .host import Host
+
+log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------- the search, in the background
@@ -44,7 +47,10 @@ def to_text_edit(edit: Edit) -> types.TextEdit:
 
 
 def _action(uri: str, diag: types.Diagnostic, fix: Fix) -> types.CodeAction:
-    """A proven fix as a code action: a pointer's is a command that shows the line setting the value."""
+    """A proven fix as a code action: a pointer's is a command that shows the line setting the value. The title is
+    one menu line; what it leaves out of the proof (each spec's changes) goes to the log."""
+    if fix.detail:
+        log.info("quick fix %r: %s", fix.title, fix.detail)
     if fix.pointer:
         command = types.Command(title=fix.title, command=SHOW_SOURCE, arguments=list(fix.show)) if fix.show else None
         return types.CodeAction(title=fix.title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
