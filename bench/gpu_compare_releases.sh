@@ -39,13 +39,13 @@ set -e
 
 # The changed kernels as PATH::KERNEL (bench replays every captured spec of a kernel; the join below keeps the
 # changed ones).
-python - "$RES/compare.json" "$SRC" > "$WORK/targets" <<'PY'
+python - "$RES/compare.json" > "$WORK/targets" <<'PY'
 import json, os, sys
 data = json.load(open(sys.argv[1]))
 seen = []
 for s in data["specs"]:
     if s["status"] in ("regressed", "improved") and s["capture_id"]:
-        t = f"{os.path.join(sys.argv[2], s['path'])}::{s['kernel']}"
+        t = f"{os.path.abspath(s['path'])}::{s['kernel']}"  # compare's paths are relative to where it ran: here
         if t not in seen:
             seen.append(t)
 print("\n".join(seen))
