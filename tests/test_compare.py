@@ -73,6 +73,9 @@ def test_dots_leaving_tensor_cores_and_occupancy():
     assert kinds["tensor-cores"].gated
     assert not kinds["occupancy"].gated  # reported; gated only with --fail-on occupancy
     assert kinds["occupancy"].text == "occupancy 25% → 12% (resident warps per SM 16 → 8)"
+    # Blackwell's tcgen05.mma is a tensor core too (counted in the PTX): cuda:90 → cuda:100 is no regression
+    blackwell = _judge(_rec(dots=1, wgmma=4), _rec(dots=1), b_extra={"tcgen05": 2})
+    assert not [r for r in blackwell.regressions if r.kind == "tensor-cores"]
     th = core.Thresholds(fail_on=frozenset({"occupancy"}), occupancy_pct=60)
     assert not _judge(_rec(), _rec(occupancy={"warps": 8, "occupancy": 0.125}), th).gated
 

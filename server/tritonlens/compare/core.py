@@ -218,15 +218,17 @@ def judge(pair: SpecPair, th: Thresholds, target_b: str = "") -> None:
         else:
             pair.improvements.append(text)
     dots = (_num(ma, "dots") or 0, _num(mb, "dots") or 0)
-    tca = (_num(ma, "mma") or 0) + (_num(ma, "wgmma") or 0)
-    tcb = (_num(mb, "mma") or 0) + (_num(mb, "wgmma") or 0)
+    # Tensor-core instructions: mma (Ampere on), wgmma (Hopper), tcgen05.mma (Blackwell: not among the metrics,
+    # counted in the PTX by `extras`), MFMA on AMD (its `mma`).
+    tca = (_num(ma, "mma") or 0) + (_num(ma, "wgmma") or 0) + pair.a_extra.get("tcgen05", 0)
+    tcb = (_num(mb, "mma") or 0) + (_num(mb, "wgmma") or 0) + pair.b_extra.get("tcgen05", 0)
     if dots[0] and dots[1]:
         if tca and not tcb:
-            worse("tensor-cores", f"dots left the tensor cores: {tca} mma/wgmma → 0 (fma {ma.get('fma')} → "
-                                  f"{mb.get('fma')})", float("inf"), True)
+            worse("tensor-cores", f"dots left the tensor cores: {tca} tensor-core instructions → 0 (fma "
+                                  f"{ma.get('fma')} → {mb.get('fma')})", float("inf"), True)
         elif tcb and not tca:
-            pair.improvements.append(f"dots now on tensor cores: 0 → {tcb} mma/wgmma")
-        elif (_num(ma, "wgmma") or 0) and not (_num(mb, "wgmma") or 0):
+            pair.improvements.append(f"dots now on tensor cores: 0 → {tcb} tensor-core instructions")
+        elif (_num(ma, "wgmma") or 0) and not (_num(mb, "wgmma") or 0) and (_num(mb, "mma") or 0):
             worse("tensor-cores", f"wgmma → mma: {ma.get('wgmma')} wgmma → 0, mma {ma.get('mma')} → "
                                   f"{mb.get('mma')}", 1.0, True)
     for c in compare_metrics(ma, mb, b.get("target", "")):
@@ -305,6 +307,8 @@ def extras(cs: CompiledSpec, paths: list[str], with_text: bool) -> dict[str, Any
     for stage, name in _ISA.items():
         if stage in texts:
             out["isa"], out["instructions"] = name, count_instructions(stage, texts[stage])
+    if "ptx" in texts:
+        out["tcgen05"] = sum(1 for line in texts["ptx"].splitlines() if "tcgen05.mma" in line)
     if with_text:
         out["ir"] = texts
     return out
