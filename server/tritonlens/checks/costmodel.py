@@ -426,6 +426,48 @@ def gain_of(cost: Cost, f) -> float | None:
     return cost.gain_us(cause)
 
 
+_TAIL_CODES = ("PTX001", "PTX002", "LAUNCH001")
+
+
+def tail_branch_lines(fn: ast.FunctionDef | None) -> set[int]:
+    """Lines of the masked branch of a full/partial block split (`if (pid + 1) * BLOCK <= n: <unmasked> else:
+    <masked>`, what the full-block fix writes): both branches access memory, the test compares with `<=` or `<`, and
+    only the last block of a launch takes the `else`."""
+    out: set[int] = set()
+    if fn is None:
+        return out
+
+    def accesses(stmts) -> bool:
+        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("load", "store")
+                   for s in stmts for n in ast.walk(s))
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.If) and node.orelse and isinstance(node.test, ast.Compare) \
+                and len(node.test.ops) == 1 and isinstance(node.test.ops[0], (ast.LtE, ast.Lt)) \
+                and accesses(node.body) and accesses(node.orelse):
+            first, last = node.orelse[0].lineno, max(s.end_lineno or s.lineno for s in node.orelse)
+            out.update(range(first, last + 1))
+    return out
+
+
+def _tail_findings(ctx, findings: list) -> set[int]:
+    """Narrow accesses and idle lanes in the masked branch of a full/partial block split: one program of a launch
+    runs it, so they are infos whatever the launch (ids of the findings handled)."""
+    lines = tail_branch_lines(_kernel_def(ctx)) if ctx.source else set()
+    done: set[int] = set()
+    for f in findings:
+        if f.code in _TAIL_CODES and f.line in lines:
+            done.add(id(f))
+            f.data["tail_branch"] = True
+            if f.code in ctx.settings.rules or not ctx.settings.severity_from_cost:
+                continue
+            if f.severity == "warning":
+                f.severity = "info"
+            f.message += (" [an info: in the masked branch for the last, partial block — one program of a launch "
+                          "runs it; the full blocks take the unmasked path]")
+    return done
+
+
 def launch_costs(ctx) -> list[tuple[dict[str, Any], Cost]]:
     """(launch, cost) for each recorded launch of the spec (the most launched first); empty without captures."""
     out = []
@@ -448,6 +490,7 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
     scaled to its measured time where the capture timed it (capture --time): a warning when removing the cause would
     save WARN_SHARE of the spec's time and MIN_GAIN_US a launch, else an info that says why. A user's own severity for
     a code (settings.rules) is left alone. Returns the launches' costs (for the metrics)."""
+    tail = _tail_findings(ctx, findings)
     costs = launch_costs(ctx)
     if not costs:
         return costs
@@ -460,7 +503,7 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
     where = f"{ctx.gpu.short_name}, " + ("measured" if measured else "estimated" if not any(
         c.measured_us for _, c in costs) else "partly measured")
     for f in findings:
-        if f.code not in COST_WEIGHED or f.severity == "error":
+        if f.code not in COST_WEIGHED or f.severity == "error" or id(f) in tail:
             continue
         gains = [gain_of(c, f) for _, c in costs]
         if all(g is None for g in gains):
