@@ -127,3 +127,45 @@ def test_the_rules_own_severity_when_cost_is_off(tmp_path):
     assert f.severity == "info" and "[cost: ~" in f.message  # the estimate is still said
     narrow = _by(report, "scale_flat", "PTX001")
     assert narrow and all(f.severity == "warning" for f in narrow)
+
+
+def test_tiles_with_a_stride_one_axis_are_coalesced(estimated):
+    # a[rm[:, None] * stride_am + (k + rk)[None, :]]: the lanes run along rk, whatever stride_am is
+    assert not _by(estimated, "matmul", "LAUNCH003")
+    assert not _by(estimated, "softmax_rows", "LAUNCH003")
+
+
+INTERLEAVED = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def real_part(z_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    re = tl.load(z_ptr + offs * 2, mask=offs < n)
+    tl.store(out_ptr + offs, re, mask=offs < n)
+'''
+
+
+def test_a_stride_two_walk_is_uncoalesced_by_its_captured_shape(tmp_path):
+    """The real parts of 16 M interleaved complex numbers: each warp request fetches twice the bytes it uses."""
+    n = 1 << 24
+    (tmp_path / "interleaved.py").write_text(INTERLEAVED)
+    (tmp_path / ".tritonlens").mkdir()
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text(json.dumps({
+        "version": 1, "path": "interleaved.py", "kernel": "real_part",
+        "signature": {"z_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        "constants": {"BLOCK": 1024}, "attrs": {"z_ptr": {"divisibility": 16}, "out_ptr": {"divisibility": 16},
+                                                "n": {"divisibility": 16}},
+        "options": {"num_warps": 4, "num_stages": 3}, "target": "cuda:90", "triton_version": "3.6.0",
+        "launch": {"grid": [n // 1024], "args": {
+            "z_ptr": {"tensor": {"shape": [2 * n], "stride": [1], "dtype": "float32", "align16": True}},
+            "out_ptr": {"tensor": {"shape": [n], "stride": [1], "dtype": "float32", "align16": True}},
+            "n": {"value": n}, "BLOCK": {"value": 1024}}}}) + "\n")
+    report = _check(str(tmp_path / "interleaved.py"))
+    [f] = _by(report, "real_part", "LAUNCH003")
+    assert (f.line, f.data["stride"], f.data["sectors"], f.data["inflation"]) == (8, 2, 8, 2.0), f.message
+    assert "50% of every sector fetched is wasted" in f.message
+    # the input is half of the launch's bytes and half of it is wasted: a quarter of the time, a warning
+    assert f.severity == "warning" and 0.15 <= f.data["est_share"] <= 0.5, f.message

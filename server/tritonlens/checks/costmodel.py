@@ -76,7 +76,7 @@ class Cost:
     per_tensor_inflation: dict[str, float] = field(default_factory=dict)
     measured_us: float | None = None  # the captured run's own time of this launch (capture --time)
     resident: int = 1  # programs an SM holds at once
-    tensor_bytes_of: dict[str, int] = field(default_factory=dict)  # bytes each tensor argument spans
+    tensor_bytes_of: dict[str, int] = field(default_factory=dict)  # DRAM bytes each tensor argument moves
 
     # ------------------------------------------------ times
     @property
@@ -155,9 +155,9 @@ class Cost:
             inflation = self.per_tensor_inflation.get(pointer, 1.0)
             extra = 0.0
             if pointer in self.per_tensor_inflation:
-                extra = self.tensor_bytes_of.get(pointer, 0) * (inflation - 1)
-            return replace(self, dram_bytes=max(self.tensor_bytes, self.dram_bytes - extra),
-                           narrow_bytes=min(self.narrow_bytes, max(self.tensor_bytes, self.dram_bytes - extra)),
+                extra = self.tensor_bytes_of.get(pointer, 0) * (1 - 1 / inflation)
+            left = max(0.0, self.dram_bytes - extra)
+            return replace(self, dram_bytes=left, narrow_bytes=min(self.narrow_bytes, left),
                            per_tensor_inflation={k: v for k, v in self.per_tensor_inflation.items() if k != pointer})
         if cause == "grid":
             return replace(self, concurrent=max(self.concurrent, self.gpu.sms * max(1, self.resident)))
@@ -260,7 +260,12 @@ def estimate(ctx, launch: dict[str, Any]) -> Cost | None:
         walked[p] = walked.get(p, 0.0) + min(issued, float(bytes_of[p]))
     for p, w in walked.items():
         traffic[p] = max(traffic[p], w)
-    dram = sum(traffic[p] * inflation.get(p, 1.0) for p in traffic)
+    # An uncoalesced access fetches whole sectors for the bytes it reads: the bytes it walks times its inflation (a
+    # column read of a row-major matrix fetches each sector once per column; a stride-2 walk fetches the whole span
+    # for half of it).
+    for p, f in inflation.items():
+        traffic[p] = walked.get(p, float(bytes_of[p])) * f
+    dram = sum(traffic.values())
 
     # narrow accesses: the share of each line's bytes moved below 128 bits where the element run allows 128
     narrow_lines = _narrow_lines(ctx)
