@@ -66,17 +66,21 @@ def fix_file(checker, settings, report, text: str, keep: Callable[[Finding], boo
              rounds: int = MAX_ROUNDS) -> FileFix:
     """Apply the preferred fixes of the findings `keep` accepts to `text` (the text `report` was checked from)."""
     out = FileFix(report.path, text, text, report=report)
+    # A finding a fix was applied for is not fixed again: when the re-check still has it, the check cannot see the
+    # change (a captured launch's values replace the launch site's), and a second fix would edit the edit.
+    done: set[tuple[str, str, int]] = set()
     for _ in range(rounds):
         taken: list[Applied] = []
         edits: list[Edit] = []
         for kr in out.report.kernels:
             for f in kr.findings:
-                if f.code not in CANDIDATES or not keep(f):
+                if f.code not in CANDIDATES or not keep(f) or (kr.name, f.code, f.line) in done:
                     continue
                 fix = preferred_fix(checker, settings, report.path, out.text, kr, f, root)
                 if fix is not None and fix.edits and not _overlaps(fix.edits, edits):
                     taken.append(Applied(f, fix))
                     edits.extend(fix.edits)
+                    done.add((kr.name, f.code, f.line))
                     break  # one per kernel: the next is proven on the text this one makes
         if not taken:
             break
