@@ -5,7 +5,6 @@ Read by check, the editor and the report; nothing here runs on a GPU (gpu/bench.
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
