@@ -118,3 +118,14 @@ def test_terminal_escapes_in_a_capture_path_are_never_printed(tmp_path):
     out = run.stdout + run.stderr
     assert "\x1b" not in out and "\x07" not in out, repr(out)
     assert "control characters" in out, out
+
+
+def test_terminal_escapes_in_a_kernel_file_name_are_printed_escaped(tmp_path):
+    """A file in the workspace named to set the terminal's title and clear its screen: check names it, escaped."""
+    workspace(tmp_path)
+    evil = "k\x1b]0;pwned\x07\x1b[2J.py"
+    (tmp_path / evil).write_text(KERNEL.replace("n=i32%16", "n=i32"))
+    run = check(tmp_path, ".")
+    out = run.stdout + run.stderr
+    assert "\x1b" not in out and "\x07" not in out, repr(out)
+    assert "k\\x1b]0;pwned\\x07\\x1b[2J.py:" in run.stdout, run.stdout  # its findings, under the escaped name

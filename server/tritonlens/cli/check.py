@@ -6,6 +6,7 @@ import json
 import os
 import sys
 
+from ..frontend.untrusted import printable
 from ..model import BROKEN_HERE, SEVERITY_RANK, Finding
 from ..report.cost import fmt_bytes
 from .baseline import baseline_root, load_baseline, rel_to
@@ -149,7 +150,7 @@ class _Progress:
 
     def __call__(self, kr, done: int, total: int) -> None:
         n = len(kr.compiled)
-        text = f"[{done}/{total}] {rel(kr.kernel.path)}::{kr.kernel.display_name} ({n} spec{'s' if n != 1 else ''})"
+        text = f"[{done}/{total}] {rel(kr.kernel.path)}::{printable(kr.kernel.display_name)} ({n} spec{'s' if n != 1 else ''})"
         sys.stderr.write("\r\033[K" + text[:160])
         sys.stderr.flush()
 
@@ -203,7 +204,7 @@ def _print_text(report, select, quiet: bool) -> None:
             shown = f"[{specs[0]}]" if len(set(specs)) == 1 else \
                 f"{len(specs)} specs ({'; '.join(cs.spec.label or cs.spec.describe() for cs in kr.compiled[:3])}" \
                 f"{'; …' if len(specs) > 3 else ''})"
-            print(f"{rel(report.path)}::{kr.kernel.display_name} {shown}{_captures_note(kr)}")
+            print(f"{rel(report.path)}::{printable(kr.kernel.display_name)} {shown}{_captures_note(kr)}")
         for f in found:
             message = f.message
             for d in set(specs):
@@ -219,7 +220,7 @@ def _print_text(report, select, quiet: bool) -> None:
     for kr in report.kernels:
         for cs in kr.compiled:
             art = cs.artifacts
-            head = f"  {rel(report.path)}::{kr.kernel.display_name} [{cs.spec.describe()}]"
+            head = f"  {rel(report.path)}::{printable(kr.kernel.display_name)} [{cs.spec.describe()}]"
             if art is None:
                 print(f"{head} not compiled")
             elif art.error:
@@ -232,9 +233,9 @@ def _print_text(report, select, quiet: bool) -> None:
                       f"{r.registers if r.registers is not None else '?'} regs, "
                       f"{fmt_bytes(spill)} spilled, {fmt_bytes(r.shared)} shared{'; ' + cost if cost else ''}")
         if not kr.compiled:
-            print(f"  {rel(report.path)}::{kr.kernel.display_name}: not compiled (no complete spec; see SRC002)")
+            print(f"  {rel(report.path)}::{printable(kr.kernel.display_name)}: not compiled (no complete spec; see SRC002)")
         elif _captures_note(kr):
-            print(f"  {rel(report.path)}::{kr.kernel.display_name}{_captures_note(kr)}")
+            print(f"  {rel(report.path)}::{printable(kr.kernel.display_name)}{_captures_note(kr)}")
 
 
 def _captures_note(kr) -> str:

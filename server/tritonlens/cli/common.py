@@ -117,8 +117,12 @@ def collect_files(paths: list[str]) -> tuple[list[str], list[str]]:
 
 
 def rel(path: str) -> str:
+    """A path as the CLI prints it: relative to the current folder when under it, control and format characters
+    escaped (a file name is the workspace's to choose, and a terminal would obey what it holds)."""
+    from ..frontend.untrusted import printable
+
     try:
-        rel = os.path.relpath(path)
+        shown = os.path.relpath(path)
     except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
+        return printable(path)
+    return printable(path if shown.startswith("..") else shown)
