@@ -189,7 +189,8 @@ _DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4,
                 "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
 
 
-def _tensor_bytes(t: dict[str, Any]) -> int:
+def tensor_bytes(t: dict[str, Any]) -> int:
+    """Bytes of the storage a captured tensor spans (its shape and strides; a broadcast stride-0 axis spans one)."""
     shape, stride = list(t.get("shape") or []), list(t.get("stride") or [])
     size = _DTYPE_BYTES.get(str(t.get("dtype", "float32")).replace("torch.", ""), 4)
     if any(int(s) == 0 for s in shape):
@@ -246,8 +247,8 @@ def estimate(ctx, launch: dict[str, Any]) -> Cost | None:
     bytes_of: dict[str, int] = {}
     for name, a in args.items():
         if isinstance(a, dict) and isinstance(a.get("tensor"), dict):
-            bytes_of[name] = _tensor_bytes(a["tensor"])
-    tensor_bytes = sum(bytes_of.values())
+            bytes_of[name] = tensor_bytes(a["tensor"])
+    spanned = sum(bytes_of.values())
 
     from .coalescing import lane_strides
 
@@ -343,7 +344,7 @@ def estimate(ctx, launch: dict[str, Any]) -> Cost | None:
         * warps * programs
 
     measured = launch.get("time_us") if isinstance(launch.get("time_us"), (int, float)) else None
-    return Cost(programs, concurrent, tensor_bytes, dram, narrow_bytes, in_flight, warps, flops, fma, spill, convert,
+    return Cost(programs, concurrent, spanned, dram, narrow_bytes, in_flight, warps, flops, fma, spill, convert,
                 gpu, warp_instrs, spill_in_loop, inflation, measured, resident=resident,
                 tensor_bytes_of={p: int(t) for p, t in traffic.items()})
 

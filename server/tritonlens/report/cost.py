@@ -8,23 +8,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..checks.costmodel import tensor_bytes
 from ..device import virtual_gpu
 
-_DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4, "float16": 2,
-                "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
 
 
 # ---------------------------------------------------------------- what a launch moves
-def tensor_bytes(t: dict[str, Any]) -> int:
-    """Bytes of the storage a captured tensor spans (its shape and strides; a broadcast stride-0 axis spans one)."""
-    shape, stride = list(t.get("shape") or []), list(t.get("stride") or [])
-    size = _DTYPE_BYTES.get(str(t.get("dtype", "float32")).replace("torch.", ""), 4)
-    if any(int(s) == 0 for s in shape):
-        return 0
-    extent = 1 + sum((int(n) - 1) * abs(int(st)) for n, st in zip(shape, stride))
-    return extent * size
-
-
 def launch_bytes(capture: dict[str, Any]) -> int:
     """Bytes the tensors of a capture's launch hold: its most launched one when it kept its distribution (captures
     .fold_captures)."""
