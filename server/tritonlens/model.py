@@ -16,6 +16,12 @@ STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
 
 
 # ---------------------------------------------------------------- targets
+def backend_of(target: str) -> str:
+    """The backend of a target the run already made canonical (`Target.parse` where it started: "cuda:90", "hip:gfx942")
+    — read off, not parsed again on the way."""
+    return target.partition(":")[0]
+
+
 @dataclass(frozen=True)
 class Target:
     """A compile target: `cuda:90`, `cuda:80`, `hip:gfx942`."""

@@ -439,7 +439,7 @@ class Checker:
         job = CompileJob(path=path, text=module_text, qualname=qualname, spec=spec.to_json(), workspace_root=root,
                          timeout=self.settings.compile_timeout, group=group, device=device,
                          analysis={"kernel": kernel, "spec": spec, "settings": self.settings, "source": source,
-                                   "select": self.select})
+                                   "select": self.select, "gpu": device["gpu"], "sms": device.get("sms")})
         fut = self.service.submit(job)
         out: Future = Future()
 
@@ -498,7 +498,8 @@ class Checker:
             metrics, findings = art.analysis
             cs.metrics, cs.findings = dict(metrics), [replace(f, data=dict(f.data)) for f in findings]
         else:
-            cs.metrics, found = analyse(kernel, spec, art, self.settings, text, self.select)
+            run = self.device(spec.target)
+            cs.metrics, found = analyse(kernel, spec, art, self.settings, text, self.select, run.gpu, run.sms)
             cs.findings.extend(found)
         demote_assumed_errors(spec, cs.findings)
         return cs

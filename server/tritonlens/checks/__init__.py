@@ -1,5 +1,8 @@
 """Rules: one small pure function per code, registered with `@rule`. Input: a `CheckContext` (the parsed artefacts of
-one (kernel, spec, target) compile). Output: findings. No I/O, no pygls, no triton import."""
+one (kernel, spec, target) compile, and the run's device for its target). Output: findings. No I/O, no pygls, no
+triton import: the GPU model and the local GPU's SM count come from the run (device/run.py); only a context made
+outside a run (the `ir` command's views) asks the driver for them, and an artefact whose SASS text is still to be made
+(`ir.sass.LazyAsm`) runs the disassembler when a rule reads it."""
 from __future__ import annotations
 
 import importlib
@@ -7,6 +10,7 @@ import logging
 import pkgutil
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from ..model import Artifacts, Finding, KernelInfo, Spec
 from ..settings import Settings
@@ -23,6 +27,8 @@ class CheckContext:
     settings: Settings
     source: str | None = None  # the text compiled (an editor's unsaved buffer too): lets rules anchor on tokens
     costs: list | None = None  # (launch, costmodel.Cost) of each recorded launch, once the checks have run
+    device: Any = None  # the GPU model of the run's device for this target (device/run.py), handed in by the run
+    device_sms: int | None = None  # ... and its driver's SM count when it is the local GPU
 
     @property
     def launches(self) -> list[dict]:
@@ -36,15 +42,21 @@ class CheckContext:
 
     @cached_property
     def gpu(self):
-        """The GPU the findings are for (virtual_gpu.resolve): tritonlens.gpu when it is of the spec's arch, else the
-        local GPU when the spec's target is its, else the target's default — the one the imports saw."""
+        """The GPU the findings are for: the run's device for this target (`device`, worked out once where the run
+        started: tritonlens.gpu when it is of the spec's arch, else the local GPU when the target is its, else the
+        target's default — the one the imports saw). A context made outside a run resolves it the same way."""
+        if self.device is not None:
+            return self.device
         from ..device.virtual_gpu import resolve
 
         return resolve(self.spec.target, self.settings.gpu)
 
     @cached_property
     def gpu_sms(self) -> int | None:
-        """SMs of the local GPU as its driver counts them, when the spec's target is that GPU's (None otherwise)."""
+        """SMs of the local GPU as its driver counts them, when the spec's target is that GPU's (None otherwise): as
+        the run read them where it started; a context made outside a run asks the driver."""
+        if self.device is not None:
+            return self.device_sms
         from ..device.targets import local_gpu_sms, local_gpu_target
 
         return local_gpu_sms() if local_gpu_target() == self.spec.target else None
@@ -168,10 +180,10 @@ IR_PATH_MARK = "\0ir:"  # the stand-in for an IR file's path in findings made be
 
 
 def analyse(kernel, spec, artifacts, settings, source: str | None = None,
-            select: set[str] | None = None) -> tuple[dict, list[Finding]]:
+            select: set[str] | None = None, gpu: Any = None, sms: int | None = None) -> tuple[dict, list[Finding]]:
     """Metrics and findings of one compiled spec: what the pipeline does with every compile. Pure; the compile
     workers run it right after the compile (in parallel, while the IR is at hand), the pipeline on cache hits."""
-    ctx = CheckContext(kernel, spec, artifacts, settings, source=source)
+    ctx = CheckContext(kernel, spec, artifacts, settings, source=source, device=gpu, device_sms=sms)
     metrics = compute_metrics(ctx)
     findings = run_checks(ctx, select)
     if ctx.costs:
@@ -182,13 +194,14 @@ def analyse(kernel, spec, artifacts, settings, source: str | None = None,
 
 
 def analyse_unstored(kernel, spec, artifacts, settings, source: str | None = None,
-                     select: set[str] | None = None) -> tuple[dict, list[Finding]]:
+                     select: set[str] | None = None, gpu: Any = None,
+                     sms: int | None = None) -> tuple[dict, list[Finding]]:
     """`analyse` for artifacts the cache has not stored yet (a worker's): IR paths in the findings are
     `IR_PATH_MARK + stage`, which `place_ir_paths` turns into the stored files' paths."""
     paths = artifacts.paths
     artifacts.paths = {stage: IR_PATH_MARK + stage for stage in artifacts.asm}
     try:
-        return analyse(kernel, spec, artifacts, settings, source, select)
+        return analyse(kernel, spec, artifacts, settings, source, select, gpu, sms)
     finally:
         artifacts.paths = paths
 

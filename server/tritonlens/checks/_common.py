@@ -206,14 +206,8 @@ def numel(shape: list[int]) -> int:
 
 
 def threads(ctx) -> int:
-    from ..model import Target
-
     warps = int(ctx.spec.options.get("num_warps") or ctx.artifacts.metadata.get("num_warps") or 4)
-    try:
-        ws = Target.parse(ctx.spec.target).warp_size
-    except ValueError:
-        ws = 32
-    return warps * ws
+    return warps * ctx.gpu.warp_size
 
 
 def in_kernel_file(ctx, loc) -> bool:

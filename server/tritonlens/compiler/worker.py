@@ -63,7 +63,7 @@ def answer_device_queries(target: Target | None, device: dict[str, Any] | None =
     if target is None:
         return False
     from ..device import answers as device_answers
-    from ..device.virtual_gpu import resolve
+    from ..device.virtual_gpu import lookup, resolve
 
     device = device or {}
     changed = _apply_env(device.get("env") or {})
@@ -75,7 +75,9 @@ def answer_device_queries(target: Target | None, device: dict[str, Any] | None =
         # Not `driver.active` itself: probing the AMD backend imports torch (seconds, in every worker).
         if local_gpu_target() is not None or getattr(driver, "_active", None) is not None:
             return changed  # a GPU is there: its own answers are the true ones
-    gpu = resolve(str(target), device.get("gpu"), local=False)
+    # the job names the run's GPU for this target (device/run.py, resolved where the run started); a job without one
+    # (a caller outside a run) gets the target's default
+    gpu = lookup(device["gpu"]) if device.get("gpu") else resolve(str(target), None, local=False)
     wanted = (gpu.key, str(target))
     if _answering and _answering[0] == wanted:
         return changed
@@ -494,9 +496,12 @@ def analyse_compile(art: Artifacts, request: dict[str, Any]):
     analyses the compile itself."""
     try:
         from ..checks import analyse_unstored
+        from ..device.virtual_gpu import lookup
 
+        # the run's GPU for this target, worked out where the run started (device/run.py): looked up, not resolved
+        gpu = lookup(request["gpu"]) if request.get("gpu") else None
         return analyse_unstored(request["kernel"], request["spec"], art, request["settings"], request.get("source"),
-                                request.get("select"))
+                                request.get("select"), gpu, request.get("sms"))
     except Exception:  # noqa: BLE001 — the compile stands; the analysis is redone where it is collected
         return None
 

@@ -15,10 +15,15 @@ class RunDevice:
     target: str  # "cuda:90", "hip:gfx942": never "auto"
     gpu: GpuModel
     env: tuple[tuple[str, str | None], ...] = ()  # None: the checking process's own value
+    sms: int | None = None  # the local GPU's SMs as its driver counts them, when the target is that GPU's
 
     def job(self) -> dict[str, Any]:
-        """What a compile job carries of it: the GPU the imports answer as, their environment."""
-        return {"gpu": self.gpu.key, "env": dict(self.env)}
+        """What a compile job carries of it: the GPU the imports answer as, their environment (and the local GPU's
+        SM count, for the analysis, when there is one)."""
+        out: dict[str, Any] = {"gpu": self.gpu.key, "env": dict(self.env)}
+        if self.sms:
+            out["sms"] = self.sms
+        return out
 
 
 def run_devices(target: str, gpu: str = "", extra_targets: list[str] | tuple[str, ...] = (),
@@ -28,4 +33,7 @@ def run_devices(target: str, gpu: str = "", extra_targets: list[str] | tuple[str
     main = compile_target(target, gpu)
     targets = [main] + [t for t in dict.fromkeys(extra_targets) if t != main]
     kept = tuple(sorted((env or {}).items()))
-    return [RunDevice(t, resolve(t, gpu), kept) for t in targets]
+    from .targets import local_gpu_sms, local_gpu_target
+
+    local = local_gpu_target()
+    return [RunDevice(t, resolve(t, gpu), kept, local_gpu_sms() if local == t else None) for t in targets]

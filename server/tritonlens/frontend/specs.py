@@ -19,7 +19,7 @@ from .captures import identity as capture_identity
 from ..device import config_eval
 from .hints import OPTION_NAMES, HintValue, parse_value
 from .launches import Choices, LaunchSite
-from ..model import Finding, KernelInfo, Param, Spec, Target, clean_launch, merge_launch_records
+from ..model import Finding, KernelInfo, Param, Spec, backend_of, clean_launch, merge_launch_records
 
 TRITON_DEFAULT_OPTIONS = {"cuda": {"num_warps": 4, "num_stages": 3}, "hip": {"num_warps": 4, "num_stages": 2}}
 ASSUMED = "assumed (torch launch)"
@@ -309,8 +309,7 @@ def _finish(kernel: KernelInfo, d: _Draft, target: str, config: dict[str, Any] |
             signature[p.name] = v.type or "i32"
             if v.divisibility == 16:
                 attrs[p.name] = {"divisibility": 16}
-    backend = Target.parse(target).backend
-    for k, default in TRITON_DEFAULT_OPTIONS[backend].items():
+    for k, default in TRITON_DEFAULT_OPTIONS[backend_of(target)].items():
         options.setdefault(k, (default, "triton default"))
     label = d.label if config_label is None else (config_label if d.label == "defaults"
                                                    else f"{d.label} × {config_label}")
@@ -391,7 +390,7 @@ def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any
                  if isinstance(v, dict) and v.get("divisibility") == 16 and sig.get(k) != "constexpr"}
         opts_in = cap.get("options") if isinstance(cap.get("options"), dict) else {}
         options = {k: v for k, v in opts_in.items() if k in OPTION_NAMES and isinstance(v, (int, float, bool, str))}
-        for k, default in TRITON_DEFAULT_OPTIONS[Target.parse(target).backend].items():
+        for k, default in TRITON_DEFAULT_OPTIONS[backend_of(target)].items():
             options.setdefault(k, default)
         missing = [x for x, t in sig.items() if t == "constexpr" and x not in constants]
         specs.append(Spec(signature=dict(sig), constants={k: _replayed(v) for k, v in constants.items()
