@@ -169,3 +169,39 @@ def test_a_stride_two_walk_is_uncoalesced_by_its_captured_shape(tmp_path):
     assert "50% of every sector fetched is wasted" in f.message
     # the input is half of the launch's bytes and half of it is wasted: a quarter of the time, a warning
     assert f.severity == "warning" and 0.15 <= f.data["est_share"] <= 0.5, f.message
+
+
+TRANSPOSED = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def transposed_tile(q_ptr, out_ptr, stride_tok, stride_d, BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_k = tl.arange(0, HEAD_DIM)
+    qT_ptrs = q_ptr + offs_m[None, :] * stride_tok + offs_k[:, None] * stride_d
+    qT = tl.load(qT_ptrs)
+    tl.store(out_ptr + offs_m, tl.sum(qT, axis=0))
+'''
+
+
+def test_a_transposed_tile_with_a_stride_one_axis_is_not_uncoalesced(tmp_path):
+    """An attention backward's `q^T` tile: its columns are a row apart, its rows (head dim, stride 1) contiguous —
+    Triton lays the contiguous axis out fastest, so the lanes are coalesced and nothing is reported."""
+    (tmp_path / "tq.py").write_text(TRANSPOSED)
+    (tmp_path / ".tritonlens").mkdir()
+    (tmp_path / ".tritonlens" / "captures.jsonl").write_text(json.dumps({
+        "version": 1, "path": "tq.py", "kernel": "transposed_tile",
+        "signature": {"q_ptr": "*fp16", "out_ptr": "*fp32", "stride_tok": "i32", "stride_d": "constexpr",
+                      "BLOCK_M": "constexpr", "HEAD_DIM": "constexpr"},
+        "constants": {"stride_d": 1, "BLOCK_M": 64, "HEAD_DIM": 64},
+        "attrs": {"q_ptr": {"divisibility": 16}, "out_ptr": {"divisibility": 16}, "stride_tok": {"divisibility": 16}},
+        "options": {"num_warps": 4, "num_stages": 3}, "target": "cuda:90", "triton_version": "3.6.0",
+        "launch": {"grid": [4096], "args": {
+            "q_ptr": {"tensor": {"shape": [262144, 64], "stride": [64, 1], "dtype": "float16", "align16": True}},
+            "out_ptr": {"tensor": {"shape": [262144], "stride": [1], "dtype": "float32", "align16": True}},
+            "stride_tok": {"value": 64}, "stride_d": {"value": 1}}}}) + "\n")
+    report = _check(str(tmp_path / "tq.py"))
+    assert report.kernels and report.kernels[0].compiled, report.problems
+    assert not _by(report, "transposed_tile", "LAUNCH003"), [f.message for k in report.kernels for f in k.findings]

@@ -17,7 +17,7 @@ from typing import Any
 from .registry import rule
 from ._common import Span, finding, source_index, threads
 from .launch import _env, _eval, _kernel_def
-from .memory import _along_last_axis, _tensor_accesses, _walk_columns
+from .memory import _arange_derived, _tensor_accesses
 
 SECTOR = 32
 WARP_LANES = 32
@@ -70,37 +70,29 @@ def _pointer_param(expr: ast.expr, pointers: set[str], idx, depth: int = 6) -> s
     return ""
 
 
-def _lane_multipliers(idx, expr: ast.expr, depth: int = 6) -> list[ast.expr]:
-    """Expressions that multiply the index along the fastest axis (`offs * stride`, `rows * stride_row + col`)."""
-    out: list[ast.expr] = []
-    exprs = [expr]
-    seen: set[str] = set()
-    while exprs and depth > 0:
-        depth -= 1
-        nxt: list[ast.expr] = []
-        for e in exprs:
-            for n in _walk_columns(e):
-                if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
-                    for this, other in ((n.left, n.right), (n.right, n.left)):
-                        if isinstance(this, (ast.Name, ast.Constant)) and _along_last_axis(idx, other) \
-                                and not _along_last_axis(idx, this):
-                            out.append(this)
-                elif isinstance(n, ast.Name) and n.id not in seen:
-                    seen.add(n.id)
-                    nxt.extend(idx.assigns.get(n.id, []))
-        exprs = nxt
-    return out
-
-
-def _has_unit_lane(idx, expr: ast.expr, multipliers: list[ast.expr]) -> bool:
-    """Whether some term of the pointer varies along the fastest axis without a multiplier (stride 1)."""
+def _index_terms(idx, expr: ast.expr, depth: int = 6) -> list[ast.expr | None]:
+    """What multiplies each `tl.arange`-derived term of a pointer expression, on every axis of the tile: None for a
+    term with no multiplier (stride 1), the multiplying expression otherwise (`rows * stride_row` → stride_row,
+    `offs_k[:, None] * stride_d` → stride_d). Names are followed through their assignments."""
+    if depth <= 0:
+        return []
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-        return _has_unit_lane(idx, expr.left, multipliers) or _has_unit_lane(idx, expr.right, multipliers)
+        return _index_terms(idx, expr.left, depth) + _index_terms(idx, expr.right, depth)
+    if isinstance(expr, ast.Subscript):
+        return _index_terms(idx, expr.value, depth)
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
-        return False
+        for this, other in ((expr.left, expr.right), (expr.right, expr.left)):
+            if _arange_derived(idx, other) and not _arange_derived(idx, this):
+                return [this]
+        return []
     if isinstance(expr, ast.Name) and expr.id in idx.assigns:
-        return any(_has_unit_lane(idx, v, multipliers) for v in idx.assigns[expr.id][:4])
-    return _along_last_axis(idx, expr)
+        out: list[ast.expr | None] = []
+        for value in idx.assigns[expr.id][:4]:
+            out += _index_terms(idx, value, depth - 1)
+        return out
+    if isinstance(expr, ast.Call) and _callee(expr) in ("multiple_of", "max_contiguous") and expr.args:
+        return _index_terms(idx, expr.args[0], depth)
+    return [None] if _arange_derived(idx, expr) else []
 
 
 def lane_strides(ctx, launch: dict[str, Any]) -> list[LaneStride]:
@@ -125,11 +117,16 @@ def lane_strides(ctx, launch: dict[str, Any]) -> list[LaneStride]:
         if not elem:
             continue  # a scalar access, or one the compiler dropped
         ptr = node.args[0]
-        mults = _lane_multipliers(idx, ptr)
-        if not mults or _has_unit_lane(idx, ptr, mults):
+        terms = _index_terms(idx, ptr)
+        # A tile with a stride-1 axis is laid out with that axis fastest (Triton's contiguity analysis): coalesced.
+        if not terms or any(t is None for t in terms):
             continue
-        strides = [s for s in (_eval(m, env) for m in mults) if s is not None]
-        if not strides or min(abs(s) for s in strides) <= 1:
+        values = [_eval(t, env) for t in terms]
+        if any(v is None for v in values):
+            continue  # a stride this launch does not tell: no claim
+        strides = [v for v in values if v is not None]
+        mults = [t for t in terms if t is not None]
+        if min(abs(v) for v in strides) <= 1:
             continue
         k = min(range(len(strides)), key=lambda i: abs(strides[i]))
         out.append(LaneStride(node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
