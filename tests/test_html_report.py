@@ -409,13 +409,27 @@ def test_browser_click_ir_line_selects_its_source_line(browser, page_file):
                            sass)
     from selenium.webdriver.support.ui import WebDriverWait
 
+    from selenium.common.exceptions import StaleElementReferenceException
+
     wait = WebDriverWait(browser, 30)  # a loaded machine renders late: wait for what the user would see
-    line = wait.until(lambda d: d.execute_script(  # a mapped line inside the pane's view (lines around it render too)
-        "const box = arguments[0].querySelector('.ir-scroll').getBoundingClientRect();"
-        "return [...arguments[0].querySelectorAll('.ir-line.mapped')].find(e => {"
-        "  const r = e.getBoundingClientRect(); return r.top >= box.top && r.bottom <= box.bottom; });", sass))
-    src = line.get_attribute("data-src")
-    line.click()
+
+    def click_visible_mapped_line(d):
+        """A mapped line inside the pane's view (lines around it render too), clicked; the pane renders its lines as
+        it scrolls, so a line found a moment ago may be replaced: then look again."""
+        line = d.execute_script(
+            "const box = arguments[0].querySelector('.ir-scroll').getBoundingClientRect();"
+            "return [...arguments[0].querySelectorAll('.ir-line.mapped')].find(e => {"
+            "  const r = e.getBoundingClientRect(); return r.top >= box.top && r.bottom <= box.bottom; });", sass)
+        if line is None:
+            return None
+        try:
+            src = line.get_attribute("data-src")
+            line.click()
+        except StaleElementReferenceException:
+            return None
+        return src
+
+    src = wait.until(click_visible_mapped_line)
     row = k.find_element(By.CSS_SELECTOR, f'.src-line[data-source-line="{src}"]')
     wait.until(lambda d: "selected" in row.get_attribute("class"))
     assert len(k.find_elements(By.CSS_SELECTOR, ".src-line.selected")) == 1
