@@ -177,8 +177,9 @@ class Checker:
                  cache: ArtifactCache | None = None, select: set[str] | None = None,
                  capture_file: str | None = None, sass_ahead: bool = False) -> None:
         self.settings = settings or Settings()
-        # the language server shows SASS on every hover: have it disassembled as each compile's results arrive
-        # (model.StageTexts), in the background, rather than when the first hover reads it
+        # the language server shows SASS on every hover: have it disassembled in the worker with each compile (its
+        # results arrive with it), and in the background for a cache entry stored without it (model.StageTexts) —
+        # never when the first hover reads it
         self.sass_ahead = sass_ahead
         self._sass_queue: queue.SimpleQueue | None = None
         self._devices: list[RunDevice] | None = None
@@ -437,7 +438,7 @@ class Checker:
             return hit
         # The worker analyses its compile too: on every core at once, not one after another here.
         job = CompileJob(path=path, text=module_text, qualname=qualname, spec=spec.to_json(), workspace_root=root,
-                         timeout=self.settings.compile_timeout, group=group, device=device,
+                         timeout=self.settings.compile_timeout, group=group, device=device, sass=self.sass_ahead,
                          analysis={"kernel": kernel, "spec": spec, "settings": self.settings, "source": source,
                                    "select": self.select, "gpu": device["gpu"], "sms": device.get("sms")})
         fut = self.service.submit(job)

@@ -76,6 +76,9 @@ class CompileJob:
     analysis: dict[str, Any] | None = None
     # the device the imports see without a GPU: {"gpu": a virtual_gpu name, "env": the imports' environment}
     device: dict[str, Any] | None = None
+    # disassemble the SASS in the worker with the compile (the editor's hovers show it): the results then arrive with
+    # nothing left to make on the hover path
+    sass: bool = False
 
     def to_wire(self) -> dict[str, Any]:
         device = self.device
@@ -85,6 +88,8 @@ class CompileJob:
                 "workspace_root": self.workspace_root, "device": device}
         if self.analysis is not None:
             wire["analysis"] = self.analysis
+        if self.sass:
+            wire["sass"] = True
         return wire
 
 
