@@ -95,17 +95,22 @@ def _index_terms(idx, expr: ast.expr, depth: int = 6) -> list[ast.expr | None]:
     return [None] if _arange_derived(idx, expr) else []
 
 
-def lane_strides(ctx, launch: dict[str, Any]) -> list[LaneStride]:
-    """Global accesses of the kernel whose neighbouring lanes are more than one element apart in `launch`."""
-    fn = _kernel_def(ctx)
+def lane_strides(ctx, launch: dict[str, Any], fn: ast.FunctionDef | None = None,
+                 tiles: list[tuple[int, int, int, float]] | None = None) -> list[LaneStride]:
+    """Global accesses of the kernel whose neighbouring lanes are more than one element apart in `launch`. `fn` and
+    `tiles` ((line, col, element bits, tile bytes) of the TTGIR accesses): what the cost model read of the compile
+    already, for each of a spec's launches."""
+    fn = fn or _kernel_def(ctx)
     if fn is None:
         return []
     idx = source_index(ctx)
     env = _env(ctx, launch)
     sig = ctx.spec.signature if isinstance(ctx.spec.signature, dict) else {}
     pointers = {k for k, v in sig.items() if isinstance(v, str) and v.startswith("*")}
-    widths = {(a.line, a.col): a.elem_bits // 8 for store in (False, True)
-              for a in _tensor_accesses(ctx, store).values() if a.elem_bits >= 8}
+    if tiles is None:
+        tiles = [(a.line, a.col, a.elem_bits, 0.0) for store in (False, True)
+                 for a in _tensor_accesses(ctx, store).values()]
+    widths = {(line, col): bits // 8 for line, col, bits, _ in tiles if bits >= 8}
     by_line: dict[int, int] = {}
     for (line, _), b in widths.items():
         by_line.setdefault(line, b)

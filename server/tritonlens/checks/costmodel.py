@@ -7,8 +7,8 @@ No GPU, no I/O. A launch's time is
 
     launch latency + max(memory time, dot time) + instruction time + spill time + layout-conversion time
 
-- memory time: the bytes the launch's tensors span (each read once), times the sectors per byte used of an
-  uncoalesced access (LAUNCH003), at the DRAM bandwidth the access width reaches (EFF_WIDE / EFF_NARROW of the peak) —
+- memory time: each tensor's footprint once per access that walks it (at most its footprint: programs re-reading the
+  same data hit L2), the bytes an uncoalesced access walks (LAUNCH003) times its sectors per byte used, at the DRAM bandwidth the access width reaches (EFF_WIDE / EFF_NARROW of the peak) —
   or at what the grid's programs can keep in flight, when fewer than the GPU needs are running: each program moves
   `in_flight` bytes per loop trip and waits LATENCY_US plus the time its warps take to issue them (Little's law);
   a grid of one program on a 132-SM GPU runs at one program's rate, however large the data.
@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._common import dtype_bits, in_kernel_file, tensor_shape_dtype, threads
+from ._common import dtype_bits, in_kernel_file, numel, tensor_shape_dtype, threads
 from .launch import _env, _eval, _kernel_def
 from .resources import occupancy
 
@@ -55,7 +55,6 @@ PTX_PER_CLOCK = 6.0  # PTX instructions an SM retires per clock, fitted (four sc
 # SASS instructions, and predicated-off paths cost little)
 _DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
 _LOAD_OPS = ("tt.load", "ttg.async_copy_global_to_local", "tt.descriptor_load", "ttng.async_tma_copy_global_to_local")
-_RATE_KEY = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "fp8", "f8E5M2": "fp8"}
 
 
 @dataclass
@@ -152,7 +151,7 @@ class Cost:
         return "memory-bound"
 
     # ------------------------------------------------ causes removed
-    def without(self, cause: str, line: int | None = None, pointer: str = "") -> "Cost":
+    def without(self, cause: str, pointer: str = "") -> "Cost":
         if cause == "narrow":
             return replace(self, narrow_bytes=0.0)
         if cause == "uncoalesced":
@@ -198,20 +197,27 @@ def tensor_bytes(t: dict[str, Any]) -> int:
     return (1 + sum((int(n) - 1) * abs(int(st)) for n, st in zip(shape, stride))) * size
 
 
-def loop_trips(fn: ast.FunctionDef | None, line: int, env: dict[str, int]) -> int:
+Loop = tuple[int, int, ast.Call]  # first line, last line, the range(...) call
+
+
+def kernel_loops(fn: ast.FunctionDef | None) -> list[Loop]:
+    """The kernel's `for ... in range / static_range(...)` loops, read once (loop_trips asks them for every line)."""
+    out: list[Loop] = []
+    for node in ast.walk(fn) if fn is not None else ():
+        it = node.iter if isinstance(node, ast.For) else None
+        if isinstance(it, ast.Call) and it.args and \
+                (it.func.attr if isinstance(it.func, ast.Attribute) else getattr(it.func, "id", "")) \
+                in ("range", "static_range"):
+            out.append((node.lineno, node.end_lineno or node.lineno, it))
+    return out
+
+
+def loop_trips(loops: list[Loop], line: int, env: dict[str, int]) -> int:
     """How many times a source line of the kernel runs per program: the product of the trips of the `for` loops around
-    it (range / tl.range / tl.static_range with values known in this launch; an unknown loop counts once)."""
-    if fn is None:
-        return 1
+    it (range / tl.static_range with values known in this launch; an unknown loop counts once)."""
     trips = 1
-    for node in ast.walk(fn):
-        if not isinstance(node, ast.For) or not (node.lineno < line <= (node.end_lineno or node.lineno)):
-            continue
-        it = node.iter
-        if not isinstance(it, ast.Call):
-            continue
-        name = it.func.attr if isinstance(it.func, ast.Attribute) else getattr(it.func, "id", "")
-        if name not in ("range", "static_range") or not it.args:
+    for first, last, it in loops:
+        if not first < line <= last:
             continue
         args = [_eval(a, env) for a in it.args[:3]]
         if any(a is None for a in args):
@@ -226,43 +232,112 @@ def _line_of(op) -> int:
     return op.loc.line if op.loc is not None else 0
 
 
-def estimate(ctx, launch: dict[str, Any]) -> Cost | None:
-    """The cost of one captured launch of the spec; None when the launch or the compile says too little."""
+@dataclass
+class KernelFacts:
+    """What the cost of every launch of a spec reads from its compile alone, read once per spec (a spec holds up to
+    16 recorded launches): the kernel's loops and accesses, its tiles, dots, conversions, spill sites and PTX."""
+
+    fn: ast.FunctionDef | None
+    loops: list[Loop]
+    resident: int
+    n_threads: int
+    warps: int
+    in_flight: float  # bytes one program's loads request per loop trip (the TTGIR loads' tiles)
+    dots: list[tuple[int, float, bool]]  # (line, 2·M·N·K of one dot, on FMA units)
+    converts: list[tuple[int, float]]  # (line, bytes one conversion moves through shared memory, both ways)
+    spill_per_thread: int
+    spill_lines: list[int]
+    instr_lines: dict[int, int]  # PTX instructions per source line (0: no line)
+    access_bits: dict[int, float]  # bits per thread of the global accesses of each line (PTX)
+    narrow_lines: set[int]  # lines whose accesses are all narrower than 128 bits though their runs allow 128
+    tiles: list[tuple[int, int, int, float]]  # (line, col, elem bits, bytes of the tile) of each TTGIR global access
+
+    @classmethod
+    def of(cls, ctx) -> "KernelFacts":
+        from ..ir.mlir import layout_kind, layout_of
+        from .memory import _tensor_accesses
+
+        gpu = ctx.gpu
+        fn = _kernel_def(ctx)
+        occ = occupancy(ctx)
+        n_threads = threads(ctx)
+        in_flight = 0.0
+        dots: list[tuple[int, float, bool]] = []
+        converts: list[tuple[int, float]] = []
+        for op in ctx.ttgir.ops:
+            if not in_kernel_file(ctx, op.loc):
+                continue
+            if op.name in _LOAD_OPS:
+                type_str = op.operand_types[0] if op.name.startswith("ttg.async") and op.operand_types \
+                    else op.result_type
+                sd = tensor_shape_dtype(type_str)
+                if sd:
+                    in_flight += numel(sd[0]) * (dtype_bits(sd[1]) or 32) / 8
+            elif op.name in _DOT_OPS:
+                res = tensor_shape_dtype(op.result_type)
+                a = tensor_shape_dtype(op.operand_types[0] if op.operand_types else None)
+                if res and a and len(res[0]) >= 2 and len(a[0]) >= 2:
+                    fma = op.name == "tt.dot" and layout_kind(layout_of(op.result_type), ctx.ttgir.layouts) != "mma"
+                    dots.append((_line_of(op), 2.0 * res[0][-2] * res[0][-1] * a[0][-1], fma))
+            elif op.name == "ttg.convert_layout":
+                sd = tensor_shape_dtype(op.result_type)
+                if sd:
+                    converts.append((_line_of(op), 2 * numel(sd[0]) * (dtype_bits(sd[1]) or 32) / 8))
+        res = ctx.artifacts.resources
+        spill = (res.spill_stores or 0) + (res.spill_loads or 0)
+        spill_lines = [i.loc.line for i in ctx.local_accesses if i.loc is not None] if spill > 0 else []
+        instr_lines: dict[int, int] = {}
+        access_bits: dict[int, float] = {}
+        widest: dict[int, int] = {}
+        if ctx.artifacts.asm.get("ptx") and not ctx.spec.target.startswith("hip"):  # AMDGCN has no widths here
+            for i in ctx.ptx.kernel_instrs():
+                ln = i.loc.line if i.loc is not None else 0
+                instr_lines[ln] = instr_lines.get(ln, 0) + 1
+                if i.kind in ("ld.global", "st.global", "cp.async") and ln and i.bits:
+                    access_bits[ln] = access_bits.get(ln, 0.0) + i.bits
+                    widest[ln] = max(widest.get(ln, 0), i.bits)
+        tiles, narrow = [], set()
+        for store in (False, True):
+            for acc in _tensor_accesses(ctx, store).values():
+                tiles.append((acc.line, acc.col, acc.elem_bits, acc.per_thread * n_threads * acc.elem_bits / 8))
+                if widest and acc.per_thread * acc.elem_bits >= 128 and 0 < widest.get(acc.line, 128) < 128:
+                    narrow.add(acc.line)
+        return cls(fn, kernel_loops(fn), occ["blocks"] if occ and occ.get("blocks") else 1, n_threads,
+                   max(1, n_threads // max(1, gpu.warp_size)), in_flight, dots, converts, spill, spill_lines,
+                   instr_lines, access_bits, narrow, tiles)
+
+
+def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> Cost | None:
+    """The cost of one captured launch of the spec; None when the launch or the compile says too little. `facts`:
+    what the spec's compile says (KernelFacts.of), when the caller estimates several launches."""
     gpu = ctx.gpu
-    grid = launch.get("grid") or []
-    programs = 1
-    for g in grid:
-        programs *= int(g)
+    programs = numel([int(g) for g in launch.get("grid") or []])
     if programs <= 0:
         return None
-    occ = occupancy(ctx)
-    resident = occ["blocks"] if occ and occ.get("blocks") else 1
-    concurrent = min(programs, gpu.sms * resident)
-    n_threads = threads(ctx)
-    warps = max(1, n_threads // max(1, gpu.warp_size))
-    fn = _kernel_def(ctx)
+    k = facts or KernelFacts.of(ctx)
+    concurrent = min(programs, gpu.sms * k.resident)
     env = _env(ctx, launch)
-    args = launch.get("args") or {}
+
+    def trips(line: int) -> int:
+        return loop_trips(k.loops, line, env) if line else 1
 
     bytes_of: dict[str, int] = {}
-    for name, a in args.items():
+    for name, a in (launch.get("args") or {}).items():
         if isinstance(a, dict) and isinstance(a.get("tensor"), dict):
             bytes_of[name] = tensor_bytes(a["tensor"])
-    spanned = sum(bytes_of.values())
 
     from .coalescing import lane_strides
 
     inflation: dict[str, float] = {}
-    for acc in lane_strides(ctx, launch):
+    for acc in lane_strides(ctx, launch, k.fn, k.tiles):
         if acc.pointer and acc.pointer in bytes_of:
             inflation[acc.pointer] = max(inflation.get(acc.pointer, 1.0), acc.inflation)
     # Each tensor moves its footprint once per access that walks it (a second pass over a row in a loop reads it
     # again), and at most that: programs re-reading the same data (a weight vector per row) hit L2.
     traffic = {p: float(b) for p, b in bytes_of.items()}
     walked: dict[str, float] = {}
-    for line, p, tile in _accesses(ctx, bytes_of):
-        issued = tile * loop_trips(fn, line, env) * programs
-        walked[p] = walked.get(p, 0.0) + min(issued, float(bytes_of[p]))
+    for line, p, tile in _accesses(ctx, k, bytes_of):
+        walked[p] = walked.get(p, 0.0) + min(tile * trips(line) * programs, float(bytes_of[p]))
     for p, w in walked.items():
         traffic[p] = max(traffic[p], w)
     # An uncoalesced access fetches whole sectors for the bytes it reads: the bytes it walks times its inflation (a
@@ -272,138 +347,45 @@ def estimate(ctx, launch: dict[str, Any]) -> Cost | None:
         traffic[p] = walked.get(p, float(bytes_of[p])) * f
     dram = sum(traffic.values())
 
-    # narrow accesses: the share of each line's bytes moved below 128 bits where the element run allows 128
-    narrow_lines = _narrow_lines(ctx)
-    narrow_share = 0.0
-    per_line = _access_bytes(ctx)
-    total_access = sum(per_line.values())
-    if total_access:
-        narrow_share = sum(b for ln, b in per_line.items() if ln in narrow_lines) / total_access
-    narrow_bytes = dram * narrow_share
+    # narrow accesses: the share of the accesses' bits moved by lines narrower than 128 bits where the run allows 128
+    total_access = sum(k.access_bits.values())
+    narrow_share = sum(b for ln, b in k.access_bits.items() if ln in k.narrow_lines) / total_access \
+        if total_access else 0.0
 
-    # bytes one program requests per trip: the TTGIR loads' tiles
-    in_flight = 0.0
-    for op in ctx.ttgir.ops:
-        if op.name in _LOAD_OPS and in_kernel_file(ctx, op.loc):
-            type_str = op.operand_types[0] if op.name.startswith("ttg.async") and op.operand_types else op.result_type
-            sd = tensor_shape_dtype(type_str)
-            if sd:
-                shape, elem = sd
-                bits = dtype_bits(elem) or 32
-                n = 1
-                for d in shape:
-                    n *= d
-                in_flight += n * bits / 8
     per_program = dram / programs
-    if in_flight <= 0 or in_flight > per_program:
-        in_flight = per_program
+    in_flight = k.in_flight if 0 < k.in_flight <= per_program else per_program
 
-    flops = fma = 0.0
-    from ..ir.mlir import layout_kind, layout_of
-
-    for op in ctx.ttgir.ops:
-        if op.name not in _DOT_OPS or not in_kernel_file(ctx, op.loc):
-            continue
-        res, a = tensor_shape_dtype(op.result_type), tensor_shape_dtype(op.operand_types[0] if op.operand_types
-                                                                          else None)
-        if not res or not a or len(res[0]) < 2 or len(a[0]) < 2:
-            continue
-        m, n, k = res[0][-2], res[0][-1], a[0][-1]
-        f = 2.0 * m * n * k * loop_trips(fn, _line_of(op), env) * programs
-        flops += f
-        if layout_kind(layout_of(op.result_type), ctx.ttgir.layouts) != "mma" and op.name == "tt.dot":
-            fma += f
-
-    res = ctx.artifacts.resources
-    spill, spill_in_loop = 0.0, False
-    per_thread = (res.spill_stores or 0) + (res.spill_loads or 0)
-    if per_thread > 0:
-        sites = [i for i in ctx.local_accesses if i.loc is not None]
-        trips = max((loop_trips(fn, i.loc.line, env) for i in sites), default=1)
-        spill = per_thread * n_threads * programs * trips
-        spill_in_loop = trips > 1
-
-    convert = 0.0
-    for op in ctx.ttgir.ops:
-        if op.name == "ttg.convert_layout" and in_kernel_file(ctx, op.loc):
-            sd = tensor_shape_dtype(op.result_type)
-            if sd:
-                shape, elem = sd
-                n = 1
-                for d in shape:
-                    n *= d
-                convert += 2 * n * (dtype_bits(elem) or 32) / 8 * loop_trips(fn, _line_of(op), env) * programs
-
+    flops = sum(f * trips(ln) for ln, f, _ in k.dots) * programs
+    fma = sum(f * trips(ln) for ln, f, on_fma in k.dots if on_fma) * programs
+    spill_trips = max((trips(ln) for ln in k.spill_lines), default=1)
+    spill = k.spill_per_thread * k.n_threads * programs * spill_trips
+    convert = sum(b * trips(ln) for ln, b in k.converts) * programs
     # instructions: the PTX of each source line, run as often as the loops around it, by every warp of every program
-    per_line: dict[int, int] = {}
-    if ctx.artifacts.asm.get("ptx") and not ctx.spec.target.startswith("hip"):
-        for i in ctx.ptx.kernel_instrs():
-            ln = i.loc.line if i.loc is not None else 0
-            per_line[ln] = per_line.get(ln, 0) + 1
-    warp_instrs = float(sum(n * (loop_trips(fn, ln, env) if ln else 1) for ln, n in per_line.items())) \
-        * warps * programs
+    warp_instrs = float(sum(n * trips(ln) for ln, n in k.instr_lines.items())) * k.warps * programs
 
     measured = launch.get("time_us") if isinstance(launch.get("time_us"), (int, float)) else None
-    return Cost(programs, concurrent, spanned, dram, narrow_bytes, in_flight, warps, flops, fma, spill, convert,
-                gpu, warp_instrs, spill_in_loop, inflation, measured, resident=resident,
+    return Cost(programs, concurrent, sum(bytes_of.values()), dram, dram * narrow_share, in_flight, k.warps, flops,
+                fma, spill, convert, gpu, warp_instrs, spill_trips > 1, inflation, measured, resident=k.resident,
                 tensor_bytes_of={p: int(t) for p, t in traffic.items()})
 
 
-def _accesses(ctx, tensors: dict[str, Any]) -> list[tuple[int, str, float]]:
+def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, str, float]]:
     """(line, the tensor argument it addresses, bytes of its tile) of each TTGIR global access in the kernel's file
     whose pointer the kernel's AST traces to a tensor argument of the launch."""
     from .coalescing import _callee, _pointer_param
     from ._common import source_index
-    from .memory import _tensor_accesses
 
-    fn = _kernel_def(ctx)
-    if fn is None:
+    if k.fn is None:
         return []
     idx = source_index(ctx)
     pointers = set(tensors)
     by_line: dict[int, str] = {}
-    for node in ast.walk(fn):
+    for node in ast.walk(k.fn):
         if isinstance(node, ast.Call) and _callee(node) in ("load", "store") and node.args:
             p = _pointer_param(node.args[0], pointers, idx)
             if p:
                 by_line.setdefault(node.lineno, p)
-    n_threads = threads(ctx)
-    out = []
-    for store in (False, True):
-        for acc in _tensor_accesses(ctx, store).values():
-            p = by_line.get(acc.line)
-            if p:
-                out.append((acc.line, p, acc.per_thread * n_threads * acc.elem_bits / 8))
-    return out
-
-
-def _access_bytes(ctx) -> dict[int, float]:
-    """Bits per thread of the kernel's global accesses, by source line (PTX; AMDGCN has no widths here)."""
-    out: dict[int, float] = {}
-    if ctx.spec.target.startswith("hip") or not ctx.artifacts.asm.get("ptx"):
-        return out
-    for i in ctx.ptx.kernel_instrs():
-        if i.kind in ("ld.global", "st.global", "cp.async") and i.loc is not None and i.bits:
-            out[i.loc.line] = out.get(i.loc.line, 0.0) + i.bits
-    return out
-
-
-def _narrow_lines(ctx) -> set[int]:
-    """Source lines whose global accesses are all narrower than 128 bits though each thread's run would fill 128."""
-    from .memory import _tensor_accesses
-
-    out: set[int] = set()
-    if ctx.spec.target.startswith("hip") or not ctx.artifacts.asm.get("ptx"):
-        return out
-    widest: dict[int, int] = {}
-    for i in ctx.ptx.kernel_instrs():
-        if i.kind in ("ld.global", "st.global", "cp.async") and i.loc is not None and i.bits:
-            widest[i.loc.line] = max(widest.get(i.loc.line, 0), i.bits)
-    for store in (False, True):
-        for acc in _tensor_accesses(ctx, store).values():
-            if acc.per_thread * acc.elem_bits >= 128 and 0 < widest.get(acc.line, 128) < 128:
-                out.add(acc.line)
-    return out
+    return [(line, by_line[line], tile) for line, _, _, tile in k.tiles if line in by_line]
 
 
 # ---------------------------------------------------------------- findings weighed by what their cause costs
@@ -483,9 +465,11 @@ def _tail_findings(ctx, findings: list) -> set[int]:
 def launch_costs(ctx) -> list[tuple[dict[str, Any], Cost]]:
     """(launch, cost) for each recorded launch of the spec (the most launched first); empty without captures."""
     out = []
+    facts = None
     for launch in ctx.launches:
         try:
-            cost = estimate(ctx, launch)
+            facts = facts or KernelFacts.of(ctx)
+            cost = estimate(ctx, launch, facts)
         except Exception:  # noqa: BLE001 — an estimate that fails leaves the findings as the rules made them
             import logging
 
