@@ -12,6 +12,7 @@ import os
 import pytest
 from conftest import CI
 
+from tritonlens.checks.costmodel import mean_launch_us
 from tritonlens.compare import cli as compare_cli
 from tritonlens.compare import core, envs, output
 from tritonlens.settings import Settings
@@ -84,7 +85,7 @@ def test_estimated_time_from_the_cost_model_gates_past_its_threshold():
     def timed(*costs):
         return _rec(launch_costs=[{"grid": [1], "count": n, "est_us": us} for n, us in costs])
 
-    assert core.estimated_us(timed((3, 10.0), (1, 30.0))["metrics"]) == 15.0  # weighted by launches
+    assert mean_launch_us(timed((3, 10.0), (1, 30.0))["metrics"]) == 15.0  # weighted by launches
     p = _judge(timed((1, 10.0)), timed((1, 12.0)))
     [r] = p.regressions
     assert r.kind == "time" and r.gated and r.text == "estimated time 10 µs → 12 µs (+20%)"

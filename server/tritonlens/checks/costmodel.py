@@ -369,6 +369,16 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
                 tensor_bytes_of={p: int(t) for p, t in traffic.items()})
 
 
+def mean_launch_us(metrics: dict[str, Any]) -> float | None:
+    """The model's time of a spec's captured launches (its metrics' `launch_costs`, one per recorded launch), weighed
+    by how often each launched; None without captured launches. What a fix and a release comparison set side by
+    side."""
+    pairs = [(max(1, int(c.get("count") or 1)), float(c["est_us"])) for c in metrics.get("launch_costs") or ()
+             if isinstance(c, dict) and isinstance(c.get("est_us"), (int, float))]
+    n = sum(w for w, _ in pairs)
+    return sum(w * t for w, t in pairs) / n if n else None
+
+
 def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, str, float]]:
     """(line, the tensor argument it addresses, bytes of its tile) of each TTGIR global access in the kernel's file
     whose pointer the kernel's AST traces to a tensor argument of the launch."""

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+from ..checks.costmodel import mean_launch_us
 from ..model import OWN_FAILURES, CompiledSpec, KernelReport
 from ..report.baseline import Change, compare_metrics, ir_hash, kernel_record, normalise_ir
 from .envs import Release
@@ -238,7 +239,7 @@ def judge(pair: SpecPair, th: Thresholds, target_b: str = "") -> None:
             elif c.why == "" and _mean(c.new) > _mean(c.old):
                 pair.improvements.append(c.text())
     count("conversions", "convert_layout", "convert_layout ops", th.conversions)
-    ta, tb = estimated_us(ma), estimated_us(mb)
+    ta, tb = mean_launch_us(ma), mean_launch_us(mb)
     if ta and tb and abs(_pct(ta, tb)) > th.time_pct:  # the model's resolution: smaller moves are not listed
         if tb > ta:
             worse("time", f"estimated time {ta:.3g} µs → {tb:.3g} µs (+{_pct(ta, tb):.0f}%)", _pct(ta, tb), True)
@@ -255,18 +256,6 @@ def judge(pair: SpecPair, th: Thresholds, target_b: str = "") -> None:
     gating = sorted({r["code"] for r in pair.appeared if r["severity"] in ("error", "warning")})
     if gating:
         worse("findings", f"new findings: {', '.join(gating)}", float(len(gating)), True)
-
-
-def estimated_us(metrics: dict) -> float | None:
-    """The cost model's estimated time per launch of a spec (checks/costmodel: `launch_costs`, one per captured
-    launch), weighted by how often each launch ran; None without captured launches."""
-    costs = metrics.get("launch_costs")
-    if not isinstance(costs, list):
-        return None
-    pairs = [(max(int(c.get("count") or 1), 1), float(c["est_us"])) for c in costs
-             if isinstance(c, dict) and isinstance(c.get("est_us"), (int, float))]
-    n = sum(w for w, _ in pairs)
-    return sum(w * t for w, t in pairs) / n if n else None
 
 
 def _mean(widths: Any) -> float:

@@ -7,7 +7,8 @@ import difflib
 import html
 from typing import Any
 
-from .core import Outcome, SpecPair, estimated_us
+from ..checks.costmodel import mean_launch_us
+from .core import Outcome, SpecPair
 from .output import side_names, headline
 
 MAX_LINES = 6000  # per side and layer: a diff of megabytes of PTX would make a page no browser opens
@@ -44,7 +45,7 @@ def _metrics_table(p: SpecPair, na: str, nb: str) -> str:
                                                       and name in ("registers", "spill_bytes", "convert_layout",
                                                                    "ldl", "stl")) else ""
         rows.append(f"<tr{cls}><th>{_e(name)}</th><td>{_e(a)}</td><td>{_e(b)}</td></tr>")
-    ta, tb = estimated_us(ma), estimated_us(mb)
+    ta, tb = mean_launch_us(ma), mean_launch_us(mb)
     if ta or tb:
         rows.append(f"<tr><th>estimated µs per launch</th><td>{_e(ta and round(ta, 2))}</td>"
                     f"<td>{_e(tb and round(tb, 2))}</td></tr>")

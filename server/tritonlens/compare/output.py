@@ -4,8 +4,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..checks.costmodel import mean_launch_us
 from ..model import Finding
-from .core import Outcome, SpecPair, estimated_us
+from .core import Outcome, SpecPair
 
 CODE = "CMP001"  # a regression on the second side (its SARIF rule)
 SUMMARY = "what the compiler does to this spec got worse under the other Triton release or target"
@@ -75,7 +76,7 @@ def pair_json(p: SpecPair) -> dict[str, Any]:
         if rec is None:
             return None
         d = {"compiled": rec.get("compiled"), "metrics": rec.get("metrics", {}),
-             "estimated_us": estimated_us(rec.get("metrics", {})),
+             "estimated_us": mean_launch_us(rec.get("metrics", {})),
              "instructions": extra.get("instructions"), "spill_lines": extra.get("spill_lines", []),
              "spill_in_loop": extra.get("spill_in_loop", [])}
         if extra.get("error"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from ..checks.costmodel import mean_launch_us
 from ..frontend.config_spans import ConfigSource, Span, config_sources
 from ..frontend.specs import CONFIG_LABEL
 from ..frontend.value_sources import config_constant
@@ -158,23 +159,13 @@ def _mean_width(widths: dict[str, dict[str, int]] | None) -> dict[str, float]:
 EST_GAIN_MIN = 0.02  # an estimated gain under this share of the launch is no gain: the fix is not preferred
 
 
-def est_launch_us(m: dict[str, Any]) -> float | None:
-    """The cost model's time of a spec's captured launches, weighed by their counts (metrics["launch_costs"]); None
-    without captured launches."""
-    costs = [c for c in m.get("launch_costs") or [] if isinstance(c, dict) and isinstance(c.get("est_us"), (int, float))]
-    if not costs:
-        return None
-    weights = [max(1, int(c.get("count") or 1)) for c in costs]
-    return sum(w * c["est_us"] for w, c in zip(weights, costs)) / sum(weights)
-
-
 def metric_changes(m0: dict[str, Any], m1: dict[str, Any], code: str = "") -> tuple[list[str], list[str]]:
     """(every metric that changed, as "1.2 KB spilled → 0" / "registers 255 → 128" / "occupancy 25% → 50%" / ...;
     the ones that got worse): spills, shared memory, registers (right after the spill for a SASS001 fix), occupancy,
     global access widths, layout conversions."""
     changed, worse = [], []
     # The cost model's estimate of the captured launches first: what the change is worth, not only what it removed.
-    t0, t1 = est_launch_us(m0), est_launch_us(m1)
+    t0, t1 = mean_launch_us(m0), mean_launch_us(m1)
     if t0 is not None and t1 is not None:
         if t1 < t0 * (1 - EST_GAIN_MIN):
             changed.append(f"est. {fmt_us(t0)} → {fmt_us(t1)} a launch")
