@@ -111,10 +111,10 @@ def make_fix(cand: Any, said: str, traded: bool, proven: list[Fix]) -> Fix:
         at = src.helper_at if src is not None and src.helper_at else (src.path, src.line) if src else None
         return Fix(title, pointer=True, show=(at[0], at[1]) if at else None, detail=detail)
     program = getattr(cand, "group", None) is not None  # a launch or config edit; a hint edit changes no code
-    # A fix the cost model estimates no faster on the captured launches is a trade, never the preferred one.
-    no_gain = "est. no faster" in said
-    return Fix(title, list(cand.edits), program and not traded and not no_gain
-               and not any(p.preferred for p in proven), detail=detail)
+    # A fix the cost model estimates no faster on the captured launches is a trade (configs.metric_changes puts it
+    # among what got worse), never the preferred one.
+    return Fix(title, list(cand.edits), program and not traded and not any(p.preferred for p in proven),
+               detail=detail)
 
 
 def _gpu_here() -> bool:
