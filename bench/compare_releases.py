@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "server"))
 
 from tritonlens.compare import core, envs, output  # noqa: E402
-from tritonlens.cli.common import collect_files  # noqa: E402
+from tritonlens.source import python_files  # noqa: E402
 from tritonlens.settings import Settings, default_workers  # noqa: E402
 
 
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json-dir", help="keep each release's `compare --format json` there")
     args = ap.parse_args(argv)
     releases = args.release or ["3.7.1", "3.9.0"]
-    files, missing = collect_files([args.corpus])
+    files, missing = python_files([args.corpus])
     if missing or not files:
         print(f"no Python files under {args.corpus}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "server"))
 
-from tritonlens.cli.common import collect_files as _collect_files  # noqa: E402
+from tritonlens.source import python_files  # noqa: E402
 from tritonlens.fixes import configs as fix_configs, hints, launch as fix_launch, search  # noqa: E402
 from tritonlens.pipeline import Checker, find_workspace_root  # noqa: E402
 from tritonlens.settings import Settings  # noqa: E402
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             print("--time needs a local NVIDIA GPU", file=sys.stderr)
             return 2
     settings = Settings(target=args.target, all_captures=args.all_captures)
-    files, problems = _collect_files(args.corpus)
+    files, problems = python_files(args.corpus)
     for problem in problems:
         print(problem, file=sys.stderr)
     codes = set(args.codes.split(",")) if args.codes else None

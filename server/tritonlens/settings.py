@@ -118,6 +118,19 @@ def _target(v: Any) -> str:
     return str(Target.parse(v))
 
 
+def target_arg(value: str) -> str:
+    """`--target` as the command lines take it (check, compare, ...): `auto`, or a target made canonical; argparse's
+    error when it is neither."""
+    import argparse
+
+    if value == "auto":
+        return value
+    try:
+        return str(Target.parse(value))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def _targets(v: Any) -> list[str]:
     if not isinstance(v, list):
         raise TypeError("expected a list of targets")

@@ -138,3 +138,21 @@ def read_source(path: str) -> tuple[str | None, str | None]:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         return None, f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); skipped"
+
+
+def python_files(paths: list[str]) -> tuple[list[str], list[str]]:
+    """The `.py` files that command-line paths name, a folder walked in name order without its hidden folders,
+    `__pycache__` and `node_modules`; and a message for each path that does not exist."""
+    import os
+
+    files, problems = [], []
+    for p in paths:
+        if os.path.isdir(p):
+            for folder, dirs, names in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "node_modules"))
+                files.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+        elif os.path.exists(p):
+            files.append(p)
+        else:
+            problems.append(f"{p}: no such file or folder")
+    return files, problems

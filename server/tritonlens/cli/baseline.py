@@ -8,7 +8,8 @@ import os
 import sys
 
 from ..report.cost import fmt_bytes
-from .common import EXIT_ERROR, EXIT_OK, collect_files, compile_flags, rel, settings_from
+from ..source import python_files
+from .common import EXIT_ERROR, EXIT_OK, compile_flags, rel, settings_from
 
 
 def add_parser(sub) -> None:
@@ -73,7 +74,7 @@ def file_reports(args) -> tuple[list, list[str]] | None:
     of the files exists."""
     from ..pipeline import Checker
 
-    files, problems = collect_files(args.paths)
+    files, problems = python_files(args.paths)
     for msg in problems:
         print(f"tritonlens: {msg}", file=sys.stderr)
     if problems and not files:

@@ -10,7 +10,8 @@ from ..frontend.untrusted import printable
 from ..model import BROKEN_HERE, SEVERITY_RANK, Finding
 from ..report.cost import fmt_bytes
 from .baseline import baseline_root, load_baseline, rel_to
-from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, collect_files, compile_flags, rel, settings_from
+from ..source import python_files
+from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, compile_flags, rel, settings_from
 
 
 def add_parser(sub) -> None:
@@ -34,7 +35,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from ..pipeline import Checker
 
-    files, problems = collect_files(args.paths)
+    files, problems = python_files(args.paths)
     for msg in problems:
         print(f"tritonlens: {msg}", file=sys.stderr)
     if problems and not files:

@@ -5,22 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..model import Target
+from ..settings import target_arg
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 class UsageError(ValueError):
     """A combination of flags that cannot work (exit 2)."""
-
-
-def target_arg(value: str) -> str:
-    if value == "auto":
-        return value
-    try:
-        return str(Target.parse(value))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def gpu_arg(value: str) -> str:
@@ -100,20 +91,6 @@ def settings_from(args):
         if problem:
             raise UsageError(f"--gpu: {problem}")
     return s
-
-
-def collect_files(paths: list[str]) -> tuple[list[str], list[str]]:
-    files, problems = [], []
-    for p in paths:
-        if os.path.isdir(p):
-            for folder, dirs, names in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "node_modules"))
-                files.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
-        elif os.path.exists(p):
-            files.append(p)
-        else:
-            problems.append(f"{p}: no such file or folder")
-    return files, problems
 
 
 def rel(path: str) -> str:

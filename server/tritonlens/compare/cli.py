@@ -8,6 +8,8 @@ import os
 import sys
 
 from ..model import BROKEN_HERE
+from ..settings import target_arg
+from ..source import python_files
 from .core import DEFAULT_FAIL_ON, KINDS, Side, Thresholds
 
 EXIT_OK, EXIT_REGRESSED, EXIT_ERROR = 0, 1, 2
@@ -25,17 +27,6 @@ def _kinds(value: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _target(value: str) -> str:
-    from ..model import Target
-
-    if value == "auto":
-        return value
-    try:
-        return str(Target.parse(value))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "compare", help="compile every spec under the installed Triton and another release (or for two targets) "
@@ -48,7 +39,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                        help="the other Triton release (e.g. 3.7.1): installed on demand beside tritonlens's cache "
                             "(TRITONLENS_RELEASES_DIR) and reused")
     other.add_argument("--python", metavar="PATH", help="an interpreter whose triton is the other release")
-    other.add_argument("--target", action="append", type=_target, default=[], metavar="TARGET",
+    other.add_argument("--target", action="append", type=target_arg, default=[], metavar="TARGET",
                        help="once: both sides compile for it (default auto: the local GPU, else cuda:90); twice: "
                             "compare the first target with the second (cuda:90 vs cuda:100, cuda:90 vs hip:gfx942)")
     other.add_argument("--prepare", action="store_true",
@@ -95,21 +86,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _err(msg: str) -> int:
     print(f"tritonlens compare: {msg}", file=sys.stderr)
     return EXIT_ERROR
-
-
-def python_files(paths: list[str]) -> tuple[list[str], list[str]]:
-    """The .py files of `paths`, folders walked as `check` walks them, and a message per path that does not exist.
-    (`check`'s own walk lives in cli/, a later stage than compare/.)"""
-    files: list[str] = []
-    problems = [f"{p}: no such file or folder" for p in paths if not os.path.exists(p)]
-    for p in (p for p in paths if os.path.exists(p)):
-        if not os.path.isdir(p):
-            files.append(p)
-            continue
-        for folder, dirs, names in os.walk(p):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "node_modules"))
-            files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
-    return files, problems
 
 
 def settings_from(args):
