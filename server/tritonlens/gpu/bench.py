@@ -50,7 +50,6 @@ METHOD = "triton.testing.do_bench: warm-up 25 ms, median of 100 ms of runs, L2 f
 WARM_REPS = 50
 METHOD_WARM = (f"CUDA events around each of {WARM_REPS} launches after a GPU spin, median, inputs left in L2 by the "
                "previous launch (L2 warm)")
-WARM_SPIN_CYCLES = 500_000
 
 
 @dataclass
@@ -222,13 +221,16 @@ def _child_main(job_file: str) -> int:
 
 
 def _warm_time_us(launch, torch) -> float:
-    """The median of WARM_REPS launches, each between two events with a GPU spin queued before the first (L2 warm)."""
+    """The median of WARM_REPS launches, each between two events with a GPU spin queued before the first (L2 warm):
+    the spin capture --time queues before a timed launch, for the same reason."""
+    from .capture_hook import SLEEP_CYCLES
+
     spin = getattr(torch.cuda, "_sleep", None)
     times = []
     for _ in range(WARM_REPS):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         if spin is not None:
-            spin(WARM_SPIN_CYCLES)
+            spin(SLEEP_CYCLES)
         start.record()
         launch()
         end.record()
