@@ -20,6 +20,7 @@ import pytest
 from conftest import require_module
 from test_checks_launch import KERNELS
 
+from tritonlens.device import virtual_gpu
 from tritonlens.device.targets import has_local_gpu
 from tritonlens.frontend.captures import fold_captures, load_captures
 from tritonlens.gpu import bench, capture
@@ -372,7 +373,7 @@ def test_bench_replays_the_most_launched_and_sums_count_times_time(captured):
     cap = next(c for c in caps if c["kernel"] == "row_scale")
     job = bench.Job("rows.py", "row_scale", cap, "capture 1")
     assert [sh["launch"]["grid"] for sh in job.shapes] == [[2112]]  # 50 of 51 launches: 90% covered by one shape
-    (r,) = bench.static_results([job], "cuda:90", "h200")
+    (r,) = bench.static_results([job], virtual_gpu.lookup("h200"))
     assert r.grid == [2112] and r.count == 50 and r.launches == 51 and r.bytes == 2 * 2112 * 256 * 4
     assert "50 of 51" in bench.render([r])
     measured = bench._result(job, r.gpu, measured=True)

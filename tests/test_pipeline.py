@@ -877,36 +877,49 @@ def test_captures_are_found_from_the_folder_holding_tritonlens_and_unmatched_one
     assert [cs.spec.label for cs in kr.compiled] == ["capture 1"] and kr.compiled[0].spec.constants["BLOCK"] == 256
 
 
-def test_the_workers_analysis_is_the_pipelines_own(tmp_path):
+def test_the_analysis_runs_in_the_workers_only_and_is_kept_with_the_compile(tmp_path, monkeypatch):
     """Workers analyse their compiles (checks.analyse, with IR paths placed once the artefact cache stored the IR);
-    a cache hit is analysed in the pipeline. Both give the same metrics and findings, related IR places included,
-    on kernels with spills, conversions and narrow accesses."""
+    the cache keeps the analysis with the compile and its inputs' digest. A cache hit read with the same inputs takes
+    the stored analysis (no job at all); with other inputs (here a changed setting) a worker analyses the cached
+    compile again. This process never analyses: `checks.analyse` raises here. All three give the same metrics and
+    findings, related IR places included, on kernels with spills, conversions and narrow accesses."""
     import dataclasses
 
+    import tritonlens.checks
     from tritonlens.compiler.cache import ArtifactCache
     from tritonlens.pipeline import Checker
     from tritonlens.settings import Settings
 
+    def not_here(*a, **k):
+        raise AssertionError("analysed in the checking process")
+
+    monkeypatch.setattr(tritonlens.checks, "analyse", not_here)
     bad = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "bad")
     files = [os.path.join(bad, n) for n in ("matmul_spill.py", "transpose_storm.py",
                                                           "vector_add_unaligned.py")]
 
-    def run(cache_dir):
-        with Checker(Settings(target="cuda:90", max_workers=2), cache=ArtifactCache(cache_dir)) as c:
-            out, by_worker = [], []
+    def run(cache_dir, **settings):
+        with Checker(Settings(target="cuda:90", max_workers=2, **settings), cache=ArtifactCache(cache_dir)) as c:
+            jobs = []
+            submit = c.service.submit
+            c.service.submit = lambda job: jobs.append(job) or submit(job)
+            out = []
             for report in c.check_files(files):
                 for kr in report.kernels:
                     for cs in kr.compiled:
+                        assert "analysis_error" not in cs.metrics, cs.metrics
                         out.append((kr.kernel.name, cs.spec.key(), cs.metrics,
                                     sorted((dataclasses.asdict(f) for f in cs.findings), key=repr)))
-                        by_worker.append(cs.artifacts.analysis is not None)
-            return out, by_worker
+            return out, jobs
 
     cache = str(tmp_path / "cache")
-    fresh, by_worker = run(cache)  # compiled: analysed in the workers
-    hits, by_worker_on_hits = run(cache)  # cache hits: analysed here
-    assert all(by_worker) and not any(by_worker_on_hits)
-    assert fresh == hits
+    fresh, jobs = run(cache)  # compiled and analysed in the workers
+    assert len(jobs) == len(fresh) == 3 and all(j.artifacts is None and j.analysis for j in jobs)
+    stored, jobs = run(cache)  # the analyses stored with the compiles
+    assert jobs == [] and stored == fresh
+    again, jobs = run(cache, compile_timeout=61)  # another setting: the cached compiles analysed again, in workers
+    assert len(jobs) == 3 and all(j.artifacts is not None and j.text == "" for j in jobs)
+    assert again == fresh
     related = [r for *_, findings in fresh for f in findings for r in f["related"]]
     assert related and all(os.path.isfile(r["path"]) for r in related), related[:3]
     assert {f["code"] for *_, findings in fresh for f in findings} >= {"SASS001", "TTGIR001", "PTX001"}

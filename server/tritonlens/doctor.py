@@ -199,13 +199,11 @@ def check_tool(name: str, essential: bool, why: str) -> Check:
 
 def check_gpu() -> list[Check]:
     from .gpu.profile import find_ncu
+    from .device.run import run_devices
     from .device.targets import local_gpu_target
 
-    from .device.targets import resolve_target
-    from .device.virtual_gpu import resolve
-
     gpu = local_gpu_target()
-    model = resolve(resolve_target("auto"))  # the GPU `check` (target auto) answers as and reports for
+    model = run_devices("auto")[0].gpu  # the GPU `check` (target auto) answers as and reports for
     out = [Check("gpu", "ok" if gpu else "info",
                  f"local GPU {gpu}: {model.label()}" if gpu else
                  f"no GPU visible: imports see the virtual {model.label()} for {model.target} (--gpu / "

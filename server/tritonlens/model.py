@@ -359,8 +359,8 @@ class Artifacts:
     compile_time: float = 0.0
     cached: bool = False
     error: CompileError | None = None
-    # (metrics, findings) the worker computed right after the compile, when the job asked (checks.analyse); never
-    # stored in the artefact cache: a cache hit is analysed where it is read
+    # (metrics, findings) a worker computed (checks.analyse) right after the compile or for a cached one, or that the
+    # artefact cache kept with the compile for the same inputs (checks.analysis_digest)
     analysis: tuple[dict, list] | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -17,9 +17,9 @@ from typing import Callable, Iterator
 
 from .frontend import captures as captures_mod
 from .report import cost
-from .checks import analyse, place_ir_paths
+from .checks import analysis_digest, place_ir_paths
 from .compiler.cache import ArtifactCache
-from .compiler.pool import CompileJob, CompileService
+from .compiler.pool import URGENT, CompileJob, CompileService
 from .frontend.loader import Slice, slice_module
 from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec, SpecVariant
 from .report.kernel import (demote_assumed_errors, error_finding, finish_report, load_error_finding,
@@ -234,7 +234,8 @@ class Checker:
         environment. The editor asks the same, so a kernel's key (its hash covers what its configs read) agrees."""
         from .frontend.discover import discover
 
-        return discover(path, text, root, target=self.targets()[0], gpu=self.settings.gpu, env=self.settings.env)
+        main = self.devices[0]
+        return discover(path, text, root, target=main.target, gpu=main.gpu.key, env=self.settings.env)
 
     def check_file(self, path: str, text: str | None = None, *, workspace_root: str | None = None,
                    on_kernel: Callable[[KernelReport], None] | None = None, group: str | None = None,
@@ -317,7 +318,7 @@ class Checker:
 
     def finish(self, plan: "_Plan", on_kernel: Callable[[KernelReport], None] | None = None,
                on_partial: Callable[[KernelReport], None] | None = None) -> FileReport:
-        """Wait for a plan's compiles; analyse and report each kernel as soon as all its specs are compiled. With
+        """Wait for a plan's compiles; report each kernel as soon as all its specs are compiled and analysed. With
         `on_partial`, a kernel of several specs is also reported once as soon as its first spec is compiled
         (`KernelReport.pending` says how many are still compiling): a save of a kernel with a dozen captured specs
         shows its first findings after one compile, not after all of them."""
@@ -365,7 +366,7 @@ class Checker:
                     own.append(f)
                 kr.compiled.append(CompiledSpec(spec, art))
                 continue
-            kr.compiled.append(self._analyse(item, spec, art, plan.text))
+            kr.compiled.append(self._collect(item, spec, art, plan.text))
         k = item.kernel
         if k.is_autotuned and plan.text is not None:
             from .frontend.config_spans import config_sources
@@ -423,24 +424,42 @@ class Checker:
         from .frontend.specs import build_specs
 
         return build_specs(kernel, target, launches=launches, captures=caps,
-                           gpu=self.settings.gpu, env=self.settings.env)
+                           gpu=self.device(target).gpu.key, env=self.settings.env)
 
     def _compile(self, path: str, module_text: str, kernel: KernelInfo, spec: Spec, root: str,
                  group: str | None, source: str | None = None) -> Future | Artifacts:
+        """The compile of one spec with its analysis: from the artefact cache when both are there, else made by the
+        workers (compile and analysis, or only the analysis of a cached compile read with other inputs)."""
         qualname = kernel.qualname or kernel.name
         # what the imports see (the virtual GPU, tritonlens.env) can change module constants, hence the kernel
-        device = self.device(spec.target).job()
+        run = self.device(spec.target)
+        device = run.job()
         key = self.cache.key(path + "\0" + module_text + _workspace_deps_digest(kernel, path, root)
                              + "\0" + json.dumps(device, sort_keys=True), qualname, spec.key())
+        request = {"kernel": kernel, "spec": spec, "settings": self.settings, "source": source,
+                   "select": self.select, "device": run}
+        digest = analysis_digest(kernel, spec, self.settings, source, self.select, run)
         hit = self.cache.get(key)
         if hit is not None:
             self._sass_soon(hit, key)
-            return hit
+            if hit.error is not None:
+                return hit
+            stored = self.cache.get_analysis(key, digest)
+            if stored is not None:
+                hit.analysis = stored
+                place_ir_paths(stored[1], hit.paths)
+                return hit
+            # analysed in a worker too (one place for the analysis), ahead of the compiles: it takes milliseconds
+            return self._submit(CompileJob(path=path, text="", qualname=qualname, spec=spec.to_json(),
+                                           workspace_root=root, timeout=self.settings.compile_timeout, group=group,
+                                           priority=URGENT, run=run, analysis=request, artifacts=hit),
+                                key, digest, hit)
         # The worker analyses its compile too: on every core at once, not one after another here.
-        job = CompileJob(path=path, text=module_text, qualname=qualname, spec=spec.to_json(), workspace_root=root,
-                         timeout=self.settings.compile_timeout, group=group, device=device, sass=self.sass_ahead,
-                         analysis={"kernel": kernel, "spec": spec, "settings": self.settings, "source": source,
-                                   "select": self.select, "gpu": device["gpu"], "sms": device.get("sms")})
+        return self._submit(CompileJob(path=path, text=module_text, qualname=qualname, spec=spec.to_json(),
+                                       workspace_root=root, timeout=self.settings.compile_timeout, group=group,
+                                       run=run, sass=self.sass_ahead, analysis=request), key, digest)
+
+    def _submit(self, job: CompileJob, key: str, digest: str, hit: Artifacts | None = None) -> Future:
         fut = self.service.submit(job)
         out: Future = Future()
 
@@ -449,14 +468,26 @@ class Checker:
                 out.cancel()
                 return
             art = done.result()
-            try:
-                art = self.cache.put(key, art)  # not `art.analysis`: the cache keeps the compile only
-            except OSError as exc:
-                log.warning("artefact cache not writable: %s", exc)
+            if hit is not None:  # the analysis of a cached compile
+                if art.error is not None and art.error.kind == "Cancelled":
+                    out.set_result(art)
+                    return
+                art, hit.analysis = hit, art.analysis or ({"analysis_error": art.error.message if art.error else
+                                                           "the worker sent no analysis"}, [])
+            else:
+                try:
+                    art = self.cache.put(key, art)
+                except OSError as exc:
+                    log.warning("artefact cache not writable: %s", exc)
             if art.analysis is not None:
+                if "analysis_error" in art.analysis[0]:
+                    log.warning("analysis of %s failed: %s", job.qualname, art.analysis[0]["analysis_error"])
+                else:
+                    self.cache.put_analysis(key, digest, art.analysis)  # IR paths still marked, as stored
                 place_ir_paths(art.analysis[1], art.paths)
             out.set_result(art)
-            self._sass_soon(art, key)
+            if hit is None:
+                self._sass_soon(art, key)
 
         fut.add_done_callback(store)
         return out
@@ -486,7 +517,8 @@ class Checker:
             except Exception:  # noqa: BLE001 — a hover will say what is missing
                 log.debug("SASS ahead of the hover failed", exc_info=True)
 
-    def _analyse(self, item: "_PlannedKernel", spec: Spec, art: Artifacts | None, text: str | None) -> CompiledSpec:
+    def _collect(self, item: "_PlannedKernel", spec: Spec, art: Artifacts | None, text: str | None) -> CompiledSpec:
+        """A compiled spec as the report takes it: its analysis (made in a worker), or its compile error."""
         kernel = item.kernel
         cs = CompiledSpec(spec, art)
         if art is None:
@@ -495,12 +527,8 @@ class Checker:
             cs.findings.append(error_finding(kernel, spec, art, item.withheld, source=text,
                                            assumed_bindings=item.assumed))
             return cs
-        if art.analysis is not None:  # made by the worker, for this very spec, settings and text
+        if art.analysis is not None:  # made by a worker, or stored with the compile, for this very spec and inputs
             metrics, findings = art.analysis
             cs.metrics, cs.findings = dict(metrics), [replace(f, data=dict(f.data)) for f in findings]
-        else:
-            run = self.device(spec.target)
-            cs.metrics, found = analyse(kernel, spec, art, self.settings, text, self.select, run.gpu, run.sms)
-            cs.findings.extend(found)
         demote_assumed_errors(spec, cs.findings)
         return cs

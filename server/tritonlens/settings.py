@@ -110,23 +110,27 @@ class Settings:
         return value or default
 
 
+def canonical_target(text: str) -> str:
+    """A target as a user writes it (`auto`, `cuda:90`, `sm_90a`... `hip:gfx942`) made canonical: the one place such
+    text is read (settings, `--target` of every command). ValueError when it is no target."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    return str(Target.parse(text))
+
+
 def _target(v: Any) -> str:
     if not isinstance(v, str):
         raise TypeError("expected a string like 'auto', 'cuda:90' or 'hip:gfx942'")
-    if v.strip().lower() == "auto":
-        return "auto"
-    return str(Target.parse(v))
+    return canonical_target(v)
 
 
 def target_arg(value: str) -> str:
-    """`--target` as the command lines take it (check, compare, ...): `auto`, or a target made canonical; argparse's
-    error when it is neither."""
+    """`--target` as the command lines take it (check, compare, bench, capture, ...): `auto`, or a target made
+    canonical; argparse's error when it is neither."""
     import argparse
 
-    if value == "auto":
-        return value
     try:
-        return str(Target.parse(value))
+        return canonical_target(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 

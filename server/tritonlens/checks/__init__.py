@@ -1,8 +1,8 @@
 """Rules: one small pure function per code, registered with `@rule`. Input: a `CheckContext` (the parsed artefacts of
 one (kernel, spec, target) compile, and the run's device for its target). Output: findings. No I/O, no pygls, no
-triton import: the GPU model and the local GPU's SM count come from the run (device/run.py); only a context made
-outside a run (the `ir` command's views) asks the driver for them, and an artefact whose SASS text is still to be made
-(`ir.sass.LazyAsm`) runs the disassembler when a rule reads it."""
+triton import: the GPU model and the local GPU's SM count come from the run (device/run.py), and the rules run in the
+compile workers (`analyse`); only an artefact whose SASS text is still to be made (`ir.sass.LazyAsm`) runs the
+disassembler when a rule reads it."""
 from __future__ import annotations
 
 import importlib
@@ -10,11 +10,14 @@ import logging
 import pkgutil
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..model import Artifacts, Finding, KernelInfo, Spec
+from ..model import Artifacts, Finding, KernelInfo, Spec, Target, backend_of
 from ..settings import Settings
 from .registry import DOCS_URL, RULES, Rule, register_meta, rule, rule_doc  # noqa: F401 — the catalogue
+
+if TYPE_CHECKING:
+    from ..device.run import RunDevice
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +30,7 @@ class CheckContext:
     settings: Settings
     source: str | None = None  # the text compiled (an editor's unsaved buffer too): lets rules anchor on tokens
     costs: list | None = None  # (launch, costmodel.Cost) of each recorded launch, once the checks have run
-    device: Any = None  # the GPU model of the run's device for this target (device/run.py), handed in by the run
-    device_sms: int | None = None  # ... and its driver's SM count when it is the local GPU
+    device: "RunDevice | None" = None  # the run's device for this target (device/run.py), handed in by the run
 
     @property
     def launches(self) -> list[dict]:
@@ -40,26 +42,35 @@ class CheckContext:
         records = self.spec.launch_records if isinstance(self.spec.launch_records, list) else []
         return [r for r in map(clean_launch, records[:MAX_LAUNCH_RECORDS]) if r is not None]
 
-    @cached_property
+    @property
+    def run(self) -> "RunDevice":
+        """The run's device for the spec's target, worked out once where the run started. A context made outside a
+        run (the `ir` command's views) reads the IR only; a rule needs the device."""
+        if self.device is None:
+            raise ValueError("this CheckContext was made without the run's device (device/run.py): pass `device`")
+        return self.device
+
+    @property
     def gpu(self):
-        """The GPU the findings are for: the run's device for this target (`device`, worked out once where the run
-        started: tritonlens.gpu when it is of the spec's arch, else the local GPU when the target is its, else the
-        target's default — the one the imports saw). A context made outside a run resolves it the same way."""
-        if self.device is not None:
-            return self.device
-        from ..device.virtual_gpu import resolve
+        """The GPU the findings are for: tritonlens.gpu when it is of the spec's arch, else the local GPU when the
+        target is its, else the target's default — the one the imports saw."""
+        return self.run.gpu
 
-        return resolve(self.spec.target, self.settings.gpu)
-
-    @cached_property
+    @property
     def gpu_sms(self) -> int | None:
-        """SMs of the local GPU as its driver counts them, when the spec's target is that GPU's (None otherwise): as
-        the run read them where it started; a context made outside a run asks the driver."""
-        if self.device is not None:
-            return self.device_sms
-        from ..device.targets import local_gpu_sms, local_gpu_target
+        """SMs of the local GPU as its driver counts them, when the spec's target is that GPU's (None otherwise), as
+        the run read them where it started."""
+        return self.run.sms
 
-        return local_gpu_sms() if local_gpu_target() == self.spec.target else None
+    @property
+    def arch(self) -> Target:
+        """The target as the compiler took it (backend, arch, warp size)."""
+        return self.run.arch
+
+    @property
+    def hip(self) -> bool:
+        """An AMD target: read off the spec's canonical target (IR views outside a run ask it too)."""
+        return backend_of(self.spec.target) == "hip"
 
     @property
     def path(self) -> str:
@@ -180,10 +191,11 @@ IR_PATH_MARK = "\0ir:"  # the stand-in for an IR file's path in findings made be
 
 
 def analyse(kernel, spec, artifacts, settings, source: str | None = None,
-            select: set[str] | None = None, gpu: Any = None, sms: int | None = None) -> tuple[dict, list[Finding]]:
-    """Metrics and findings of one compiled spec: what the pipeline does with every compile. Pure; the compile
-    workers run it right after the compile (in parallel, while the IR is at hand), the pipeline on cache hits."""
-    ctx = CheckContext(kernel, spec, artifacts, settings, source=source, device=gpu, device_sms=sms)
+            select: set[str] | None = None, device: "RunDevice | None" = None) -> tuple[dict, list[Finding]]:
+    """Metrics and findings of one compiled spec: what the pipeline does with every compile. Pure. It runs in one
+    place, the compile workers (compiler/worker.py): right after a compile, in parallel, while the IR is at hand, and
+    for a cache hit whose stored analysis was made for other inputs (`analysis_digest`)."""
+    ctx = CheckContext(kernel, spec, artifacts, settings, source=source, device=device)
     metrics = compute_metrics(ctx)
     findings = run_checks(ctx, select)
     if ctx.costs:
@@ -194,16 +206,47 @@ def analyse(kernel, spec, artifacts, settings, source: str | None = None,
 
 
 def analyse_unstored(kernel, spec, artifacts, settings, source: str | None = None,
-                     select: set[str] | None = None, gpu: Any = None,
-                     sms: int | None = None) -> tuple[dict, list[Finding]]:
+                     select: set[str] | None = None,
+                     device: "RunDevice | None" = None) -> tuple[dict, list[Finding]]:
     """`analyse` for artifacts the cache has not stored yet (a worker's): IR paths in the findings are
     `IR_PATH_MARK + stage`, which `place_ir_paths` turns into the stored files' paths."""
     paths = artifacts.paths
     artifacts.paths = {stage: IR_PATH_MARK + stage for stage in artifacts.asm}
     try:
-        return analyse(kernel, spec, artifacts, settings, source, select, gpu, sms)
+        return analyse(kernel, spec, artifacts, settings, source, select, device)
     finally:
         artifacts.paths = paths
+
+
+def analysis_digest(kernel: KernelInfo, spec: Spec, settings: Settings, source: str | None,
+                    select: set[str] | None, device: "RunDevice") -> str:
+    """A digest of everything `analyse` reads besides the compile itself: the kernel as discovered, the spec, the
+    settings, the text around the kernel, the selected codes and the run's device. Two analyses of one compile with
+    the same digest are the same (the artefact cache keeps one with its digest)."""
+    import hashlib
+    import json
+
+    parts = [kernel, spec, settings, source, sorted(select) if select is not None else None, device]
+    text = json.dumps(_canonical(parts), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _canonical(value: Any) -> Any:
+    """JSON data that is the same for equal values in any process: dataclasses by field, sets and mappings sorted
+    (a set's order follows the process's string hashing), anything else by its type and `repr`."""
+    import dataclasses
+
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [type(value).__name__, {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}]
+    if isinstance(value, dict):
+        return sorted(([_canonical(k), _canonical(v)] for k, v in value.items()), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_canonical(v) for v in value), key=repr)
+    return [type(value).__qualname__, repr(value)]
 
 
 def place_ir_paths(findings: list[Finding], paths: dict[str, str]) -> None:

@@ -215,13 +215,8 @@ def in_kernel_file(ctx, loc) -> bool:
 
 
 def cuda_arch(ctx) -> int | None:
-    t = ctx.spec.target
-    if t.startswith("cuda:"):
-        try:
-            return int(t.split(":", 1)[1])
-        except ValueError:
-            return None
-    return None
+    """The CUDA arch the spec was compiled for (90 for sm_90), None on AMD: as the run's device took it."""
+    return ctx.arch.arch if ctx.arch.is_cuda else None
 
 
 def ir_path(ctx, stage: str) -> str:

@@ -289,7 +289,7 @@ class KernelFacts:
         instr_lines: dict[int, int] = {}
         access_bits: dict[int, float] = {}
         widest: dict[int, int] = {}
-        if ctx.artifacts.asm.get("ptx") and not ctx.spec.target.startswith("hip"):  # AMDGCN has no widths here
+        if ctx.artifacts.asm.get("ptx") and not ctx.hip:  # AMDGCN has no widths here
             for i in ctx.ptx.kernel_instrs():
                 ln = i.loc.line if i.loc is not None else 0
                 instr_lines[ln] = instr_lines.get(ln, 0) + 1

@@ -483,7 +483,7 @@ def grid_underfill(ctx):
     if not launches or sms is None or occ is None or occ["blocks"] <= 0:
         return
     n_sms, where = sms
-    unit = "CU" if ctx.spec.target.startswith("hip") else "SM"
+    unit = "CU" if ctx.hip else "SM"
     resident = occ["blocks"]
     capacity = n_sms * resident
     threshold = ctx.settings.grid_fill_threshold

@@ -57,7 +57,7 @@ def _tensor_accesses(ctx, store: bool) -> dict[tuple[int, int], _Access]:
 
 def _machine_accesses(ctx, store: bool):
     """(stage, [(ir_line, loc, opcode, bits)]) of the global accesses of the kernel's own code."""
-    if ctx.spec.target.startswith("hip"):
+    if ctx.hip:
         kinds = {"st.global"} if store else {"ld.global"}
         return "amdgcn", [(i.ir_line, i.loc, i.opcode, i.bits) for i in ctx.amdgcn.instrs if i.kind in kinds]
     kinds = {"st.global"} if store else {"ld.global", "cp.async"}

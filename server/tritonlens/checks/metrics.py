@@ -27,7 +27,7 @@ def metrics(ctx) -> dict:
     out["convert_layout"] = ops.get("ttg.convert_layout", 0)
     out["local_alloc"] = ops.get("ttg.local_alloc", 0)
     out["dots"] = sum(ops.get(n, 0) for n in ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma"))
-    if ctx.spec.target.startswith("hip"):
+    if ctx.hip:
         instrs = ctx.amdgcn.instrs
         out["bar"] = sum(1 for i in instrs if i.kind == "bar")
         out["mma"] = sum(1 for i in instrs if i.kind == "mma")

@@ -79,7 +79,7 @@ def occupancy(ctx) -> dict | None:
         return None
     caps: dict[str, int] = {"warps": lim.max_warps // warps, "blocks": lim.max_blocks}
     regs = res.registers or 0
-    if ctx.spec.target.startswith("hip"):
+    if ctx.hip:
         if regs:
             # each SIMD holds 512 VGPRs per lane, allocated in granules of 8; a CU has 4 SIMDs, 8 waves each
             per_simd = min(8, 512 // (-(-regs // lim.reg_granule) * lim.reg_granule))
@@ -89,7 +89,7 @@ def occupancy(ctx) -> dict | None:
         caps["registers"] = (lim.regs_per_sm // per_warp) // warps
     shared = res.shared or 0
     if shared:
-        reserved = 0 if ctx.spec.target.startswith("hip") else 1024  # the driver reserves 1 KB per block
+        reserved = 0 if ctx.hip else 1024  # the driver reserves 1 KB per block
         caps["shared"] = lim.shared_per_sm // (shared + reserved)
     blocks = min(caps.values())
     limiter = min(caps, key=lambda k: (caps[k], k not in ("warps", "blocks")))
@@ -107,7 +107,7 @@ def register_spill(ctx):
     spilled = res.spill_stores + res.spill_loads
     if spilled <= 0:
         return
-    hip = ctx.spec.target.startswith("hip")
+    hip = ctx.hip
     stage = "amdgcn" if hip else "sass"
     if hip:
         instrs = [(i.ir_line, i.loc, i.opcode, "st" if i.kind == "st.local" else "ld")
@@ -232,7 +232,7 @@ def low_occupancy(ctx):
         return  # does not fit at all: RES001 (or a launch error) says so
     from ._common import threads
 
-    hip = ctx.spec.target.startswith("hip")
+    hip = ctx.hip
     sm = "CU" if hip else "SM"
     if occ["limiter"] == "registers":
         why = f"{occ['registers']} registers per thread × {threads(ctx)} threads"

@@ -15,7 +15,7 @@ _WORK_OPS = set(_DOT_OPS) | {"tt.load", "tt.descriptor_load", "ttg.async_copy_gl
 
 def _machine(ctx):
     """(stage, instructions) of the lowest text layer: PTX for CUDA, AMDGCN for HIP."""
-    if ctx.spec.target.startswith("hip"):
+    if ctx.hip:
         return "amdgcn", ctx.amdgcn.instrs
     return "ptx", ctx.ptx.instrs
 

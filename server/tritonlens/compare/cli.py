@@ -113,7 +113,7 @@ def settings_from(args):
 
 def sides_from(args, settings, say) -> tuple[tuple[Side, Side], float]:
     """The two sides the flags name, and the seconds spent making the other release's environment (0: cached)."""
-    from ..device.virtual_gpu import compile_target
+    from ..device.run import run_devices
     from . import envs
 
     if args.triton and args.python:
@@ -127,7 +127,7 @@ def sides_from(args, settings, say) -> tuple[tuple[Side, Side], float]:
         other, made = envs.ensure_release(args.triton, say)
     elif args.python:
         other = envs.from_python(args.python)
-    targets = [compile_target(t, settings.gpu) for t in (args.target or ["auto"])]
+    targets = [run_devices(t, settings.gpu)[0].target for t in (args.target or ["auto"])]
     if other is here and len(targets) < 2:
         raise ValueError("nothing to compare: give --triton VERSION, --python PATH, or --target twice")
     ta, tb = targets[0], targets[-1]

@@ -122,11 +122,11 @@ def section_for(files: list[str], settings, version: str) -> str:
     """`files` compared with Triton `version` (made on demand) for `settings`' target, as a section."""
     from dataclasses import replace
 
-    from ..device.virtual_gpu import compile_target
+    from ..device.run import run_devices
     from . import core, envs
 
     release, _ = envs.ensure_release(version)
-    target = compile_target(settings.target, settings.gpu)
+    target = run_devices(settings.target, settings.gpu)[0].target
     sides = (core.Side(envs.installed(), target), core.Side(release, target))
     return section(core.run(files, sides, replace(settings, extra_targets=[]), core.Thresholds(), with_text=True))
 

@@ -4,9 +4,14 @@ never compiled twice, and IR files exist on disk for editors to open ("jump to t
 Several processes share it (two `check` runs and a server): an entry is written into a temporary folder beside its
 place and renamed there in one step, so a reader sees all of it or nothing; a folder that fails any check on reading
 (truncated, edited, of another format or version) is removed and recompiled, never trusted. The folders are the
-user's own (0700, files 0600), and the cache is bounded: past its size the least recently used entries go."""
+user's own (0700, files 0600), and the cache is bounded: past its size the least recently used entries go.
+
+An entry also keeps the last analysis of its compile (checks.analyse's metrics and findings) with a digest of what
+that analysis read besides the compile (checks.analysis_digest): a check that reads the entry with the same inputs
+takes it as it is; other inputs (a setting, the file around the kernel) have it analysed again."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -19,6 +24,7 @@ from dataclasses import asdict
 from .. import __version__
 from ..ir.sass import CUBIN_STAGE, LazyAsm
 from ..model import OWN_FAILURES, Artifacts, CompileError, Resources, StageTexts
+from .wire import analysis_from_wire, analysis_to_wire
 
 # Errors that say something about the machine or the moment, not the kernel: never cached. tritonlens's own failures
 # (model.OWN_FAILURES), and a LoadError: the module failed to import because of what is installed (or of a module
@@ -44,6 +50,7 @@ def default_cache_dir() -> str:
 FORMAT = 3  # of meta.json: an entry of another format is recompiled (3: entries written before each worker compiled
 # in a Triton cache of its own may hold another file's IR, and spill sites read from the cubin are kept)
 DEFAULT_MAX_MB = 2048
+_ANALYSIS = "analysis.json"  # an entry's last analysis (checks.analyse's metrics and findings) and what it was for
 
 
 def default_max_bytes() -> int:
@@ -83,6 +90,25 @@ def _write_private(path: str, text: str) -> None:
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """What identifies this tritonlens's own code beyond its version (the files of the package: name, size, time):
+    an analysis stored by other code — a checkout edited since — is made again, not replayed."""
+    h = hashlib.sha256(__version__.encode())
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                h.update(f"{os.path.relpath(os.path.join(folder, name), root)}\0{st.st_size}\0{st.st_mtime_ns}\0"
+                         .encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:16]
 
 
 def triton_version() -> str:
@@ -241,6 +267,37 @@ class ArtifactCache:
             return None
         self._account(len(text))
         return os.path.join(folder, fname)
+
+    def get_analysis(self, key: str, digest: str) -> tuple[dict, list] | None:
+        """The (metrics, findings) stored with the entry of `key` for the analysis inputs `digest`
+        (checks.analysis_digest), IR paths still marked (checks.place_ir_paths places them); None when there is none
+        for these inputs or it does not read back whole."""
+        if not self._ready():
+            return None
+        try:
+            with open(os.path.join(self._dir(key), _ANALYSIS), encoding="utf-8") as f:
+                stored = json.load(f)
+            if not isinstance(stored, dict) or stored.get("digest") != f"{code_digest()}:{digest}":
+                return None
+            return analysis_from_wire(stored.get("analysis"))
+        except (OSError, ValueError, TypeError, RecursionError):
+            return None
+
+    def put_analysis(self, key: str, digest: str, analysis: tuple[dict, list]) -> None:
+        """Keep a compile's analysis with its entry, for the inputs `digest`, in place of an older one (one file,
+        replaced in one step). Nothing when the entry is not stored (a transient failure) or cannot be written."""
+        folder = self._dir(key)
+        if not self._ready() or not os.path.isfile(os.path.join(folder, "meta.json")):
+            return
+        try:
+            text = json.dumps({"digest": f"{code_digest()}:{digest}", "analysis": analysis_to_wire(analysis)},
+                              separators=(",", ":"))
+            tmp = os.path.join(folder, f".tmp-{os.getpid()}-{time.monotonic_ns()}")
+            _write_private(tmp, text)
+            os.replace(tmp, os.path.join(folder, _ANALYSIS))
+        except (OSError, ValueError, TypeError):
+            return
+        self._account(len(text))
 
     # ------------------------------------------------------------ the size bound
     def _discard(self, folder: str) -> None:

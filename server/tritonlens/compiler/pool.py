@@ -30,6 +30,7 @@ from .worker import read_trail
 from ..frontend.untrusted import printable
 from ..model import Artifacts, CompileError
 from ..device.environment import named_env
+from ..device.run import RunDevice, run_devices
 from ..settings import DEFAULT_MEMORY_MB
 
 # The folder holding the `tritonlens` package: the worker imports it from there whatever sys.path the parent has.
@@ -74,22 +75,33 @@ class CompileJob:
     # what the worker needs to analyse the compile it made (checks.analyse's arguments but the artifacts); None:
     # the caller analyses
     analysis: dict[str, Any] | None = None
-    # the device the imports see without a GPU: {"gpu": a virtual_gpu name, "env": the imports' environment}
-    device: dict[str, Any] | None = None
+    # the run's device for the spec's target (device/run.py): the compiler's target, the GPU the imports answer as
+    # without a GPU, their environment; a job made outside a run gets the target's own (its default GPU)
+    run: RunDevice | None = None
     # disassemble the SASS in the worker with the compile (the editor's hovers show it): the results then arrive with
     # nothing left to make on the hover path
     sass: bool = False
+    # a compile made already (an artefact cache hit) for the worker to analyse (`analysis`), not compile: the result
+    # carries the analysis only
+    artifacts: Artifacts | None = None
+
+    def __post_init__(self) -> None:
+        if self.run is None:
+            self.run = run_devices(self.spec["target"], local=False)[0]
 
     def to_wire(self) -> dict[str, Any]:
-        device = self.device
-        if device and device.get("env"):  # tritonlens.env: a name without a value passes the checking process's
-            device = {**device, "env": named_env(device["env"])}
+        assert self.run is not None
+        device = self.run.job()
+        if device.get("env"):  # tritonlens.env: a name without a value passes the checking process's
+            device["env"] = named_env(device["env"])
         wire = {"path": self.path, "text": self.text, "qualname": self.qualname, "spec": self.spec,
-                "workspace_root": self.workspace_root, "device": device}
+                "workspace_root": self.workspace_root, "device": device, "target": self.run.arch}
         if self.analysis is not None:
             wire["analysis"] = self.analysis
         if self.sass:
             wire["sass"] = True
+        if self.artifacts is not None:
+            wire["artifacts"] = self.artifacts
         return wire
 
 

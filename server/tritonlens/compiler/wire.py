@@ -59,9 +59,19 @@ def artifacts_to_wire(art: Artifacts) -> dict[str, Any]:
             "resources": asdict(art.resources), "remarks": art.remarks, "compile_time": art.compile_time,
             "cached": art.cached, "error": asdict(art.error) if art.error else None, "analysis": None}
     if art.analysis is not None:
-        metrics, findings = art.analysis
-        wire["analysis"] = {"metrics": metrics, "findings": [_finding_to_wire(f) for f in findings]}
+        wire["analysis"] = analysis_to_wire(art.analysis)
     return wire
+
+
+def analysis_to_wire(analysis: tuple[dict, list[Finding]]) -> dict[str, Any]:
+    """(metrics, findings) of a compile as JSON data: what a worker sends, and what the artefact cache keeps."""
+    metrics, findings = analysis
+    return {"metrics": metrics, "findings": [_finding_to_wire(f) for f in findings]}
+
+
+def analysis_from_wire(value: Any) -> tuple[dict, list[Finding]]:
+    """The (metrics, findings) `analysis_to_wire` made, or ValueError."""
+    return _need(value, "metrics", dict), [_finding(f) for f in _need(value, "findings", list)]
 
 
 def _finding_to_wire(f: Finding) -> dict[str, Any]:
@@ -107,10 +117,8 @@ def artifacts_from_wire(wire: Any) -> Artifacts:
         art.asm.error = _need(wire, "asm_error", str, optional=True)
     else:
         art.asm = _TEXTS(asm)
-    analysis = wire.get("analysis")
-    if analysis is not None:
-        art.analysis = (_need(analysis, "metrics", dict),
-                        [_finding(f) for f in _need(analysis, "findings", list)])
+    if wire.get("analysis") is not None:
+        art.analysis = analysis_from_wire(wire["analysis"])
     return art
 
 

@@ -63,7 +63,7 @@ def answer_device_queries(target: Target | None, device: dict[str, Any] | None =
     if target is None:
         return False
     from ..device import answers as device_answers
-    from ..device.virtual_gpu import lookup, resolve
+    from ..device.virtual_gpu import for_target, lookup
 
     device = device or {}
     changed = _apply_env(device.get("env") or {})
@@ -75,9 +75,9 @@ def answer_device_queries(target: Target | None, device: dict[str, Any] | None =
         # Not `driver.active` itself: probing the AMD backend imports torch (seconds, in every worker).
         if local_gpu_target() is not None or getattr(driver, "_active", None) is not None:
             return changed  # a GPU is there: its own answers are the true ones
-    # the job names the run's GPU for this target (device/run.py, resolved where the run started); a job without one
-    # (a caller outside a run) gets the target's default
-    gpu = lookup(device["gpu"]) if device.get("gpu") else resolve(str(target), None, local=False)
+    # the job names the run's GPU for this target (device/run.py, resolved where the run started); a caller outside
+    # a job (a profiler's replay) gets the target's default
+    gpu = lookup(device["gpu"]) if device.get("gpu") else for_target(str(target))
     wanted = (gpu.key, str(target))
     if _answering and _answering[0] == wanted:
         return changed
@@ -430,7 +430,7 @@ def _user_frame(exc: BaseException, path: str) -> tuple[int | None, str]:
 
 def compile_job(job: dict[str, Any]) -> Artifacts:
     spec = Spec.from_json(job["spec"])
-    target = Target.parse(spec.target)
+    target: Target = job["target"]  # the run's (device/run.py RunDevice.arch): not parsed again here
     art = Artifacts(kernel=job["qualname"], spec_key=spec.key(), target=str(target))
     start = time.perf_counter()
     path = job["path"]
@@ -490,20 +490,22 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
     return art
 
 
-def analyse_compile(art: Artifacts, request: dict[str, Any]):
-    """(metrics, findings) of a compile this worker just made, for the pipeline (checks.analyse_unstored: IR paths
-    are placed once the artefact cache has stored the IR); None when anything goes wrong — the pipeline then
-    analyses the compile itself."""
+def analyse_compile(art: Artifacts, request: dict[str, Any]) -> tuple[dict, list]:
+    """(metrics, findings) of a compile — one this worker just made, or a cache hit the pipeline sent to be analysed
+    — for the pipeline (checks.analyse_unstored: IR paths are placed once the artefact cache has stored the IR). This
+    is the one place the analysis runs. When it fails, the metrics say why (`analysis_error`, tritonlens's own
+    failure, logged with its traceback) and there are no findings: the compile stands."""
     try:
         from ..checks import analyse_unstored
-        from ..device.virtual_gpu import lookup
 
-        # the run's GPU for this target, worked out where the run started (device/run.py): looked up, not resolved
-        gpu = lookup(request["gpu"]) if request.get("gpu") else None
+        # the run's device for this target, worked out where the run started (device/run.py), as the parent made it
         return analyse_unstored(request["kernel"], request["spec"], art, request["settings"], request.get("source"),
-                                request.get("select"), gpu, request.get("sms"))
-    except Exception:  # noqa: BLE001 — the compile stands; the analysis is redone where it is collected
-        return None
+                                request.get("select"), request["device"])
+    except Exception as exc:  # noqa: BLE001
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        return {"analysis_error": f"{type(exc).__name__}: {exc}"}, []
 
 
 def _add_sass(art: Artifacts, cubin: bytes, target: Target, disassemble_now: bool = False) -> None:
@@ -676,18 +678,23 @@ def serve(conn, out=None, trail: str | None = None, sandbox: dict[str, Any] | No
             return
         if job is None:
             return
-        try:
-            result = compile_job(job)
-        except BaseException as exc:  # noqa: BLE001
-            result = Artifacts(kernel=job.get("qualname", "?"), spec_key="", target="",
-                               error=CompileError("InternalError", f"{type(exc).__name__}: {exc}"))
-        _phase("idle")
-        if job.get("analysis") and result.error is None:
-            result.analysis = analyse_compile(result, job["analysis"])
+        if job.get("artifacts") is not None:  # a cache hit, to analyse only: nothing is imported or compiled
+            hit = job["artifacts"]
+            result = Artifacts(kernel=hit.kernel, spec_key=hit.spec_key, target=hit.target)
+            result.analysis = analyse_compile(hit, job.get("analysis") or {})
+        else:
+            try:
+                result = compile_job(job)
+            except BaseException as exc:  # noqa: BLE001
+                result = Artifacts(kernel=job.get("qualname", "?"), spec_key="", target="",
+                                   error=CompileError("InternalError", f"{type(exc).__name__}: {exc}"))
+            _phase("idle")
+            if job.get("analysis") and result.error is None:
+                result.analysis = analyse_compile(result, job["analysis"])
         try:
             message = wire.encode({"result": wire.artifacts_to_wire(result)})
-        except (TypeError, ValueError):
-            result.analysis = None  # what does not travel as JSON is analysed where it is collected
+        except (TypeError, ValueError) as exc:  # a value of the analysis that is not JSON data: our failure
+            result.analysis = ({"analysis_error": f"the analysis does not travel as JSON ({exc})"}, [])
             message = wire.encode({"result": wire.artifacts_to_wire(result)})
         out.send_bytes(message)
 

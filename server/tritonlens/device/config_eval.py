@@ -363,9 +363,9 @@ def _file_of(request: dict[str, Any]) -> str:
 
 
 def _device(target: str, gpu: str | None) -> dict[str, str]:
-    """The target and the key of the GPU the stand-ins answer as (virtual_gpu.resolve: the named one when it is of
-    the target's arch, else the local GPU when the target is its own, else the target's default)."""
-    return {"target": str(target), "gpu": virtual_gpu.resolve(str(target), gpu).key}
+    """The target and the key of the GPU the stand-ins answer as: the run's (device/run.py, worked out where the run
+    started), else — a caller outside a run — the target's default."""
+    return {"target": str(target), "gpu": gpu or virtual_gpu.for_target(str(target)).key}
 
 
 def _is_data(value: Any) -> bool:

@@ -114,11 +114,11 @@ def local_gpu_sms() -> int | None:
         return None
 
 
-def resolve_target(setting: str, gpu_target: str | None = None) -> str:
+def resolve_target(setting: str, gpu_target: str | None = None, local: bool = True) -> str:
     """The target `setting` names; `auto`: the named GPU's target (`gpu_target`, from `--gpu`), else the local
-    GPU's, else cuda:90."""
+    GPU's (with `local`), else cuda:90."""
     if setting == "auto":
-        return gpu_target or local_gpu_target() or DEFAULT_TARGET
+        return gpu_target or (local_gpu_target() if local else None) or DEFAULT_TARGET
     return setting
 
 

@@ -218,12 +218,12 @@ def resolve(target: str, name: str | None = None, local: bool = True) -> GpuMode
     return for_target(target)
 
 
-def compile_target(setting: str, name: str = "") -> str:
-    """The target a `target` setting compiles for: `auto` is the named GPU's arch (`--gpu`), else the local GPU's,
-    else cuda:90."""
+def compile_target(setting: str, name: str = "", local: bool = True) -> str:
+    """The target a `target` setting compiles for: `auto` is the named GPU's arch (`--gpu`), else the local GPU's
+    (with `local`), else cuda:90."""
     from .targets import resolve_target
 
-    return resolve_target(setting, lookup(name).target if name else None)
+    return resolve_target(setting, lookup(name).target if name else None, local)
 
 
 def validate(name: str, target: str) -> str | None:

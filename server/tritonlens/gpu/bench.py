@@ -37,6 +37,7 @@ from typing import Any, Iterable
 from ..device import virtual_gpu
 from ..frontend.captures import identity, load_captures
 from ..report.cost import bench_file, fmt_bytes, fmt_us, launch_bytes, static_floor_us
+from ..settings import target_arg
 
 EXIT_OK, EXIT_ERROR = 0, 2
 DEFAULT_PER_KERNEL = 12
@@ -356,8 +357,8 @@ def _result(job: Job, gpu: dict[str, Any], measured: bool) -> BenchResult:
                        measured=measured, method=METHOD if measured else "")
 
 
-def static_results(jobs: list[Job], target: str, gpu_name: str | None) -> list[BenchResult]:
-    gpu = virtual_gpu.for_target(target, gpu_name)
+def static_results(jobs: list[Job], gpu: virtual_gpu.GpuModel) -> list[BenchResult]:
+    """Without a GPU: each launch's floor on the run's GPU model, what its tensors hold over its bandwidth."""
     info = dict(gpu.describe(), virtual=True)
     out = []
     for j in jobs:
@@ -455,7 +456,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all-captures", action="store_true",
                    help=f"every captured spec, autotuner trials included (default: at most {DEFAULT_PER_KERNEL} "
                         "per kernel, the most launched first)")
-    p.add_argument("--target", default="auto", help="without a GPU: the target whose virtual GPU gives the floors")
+    p.add_argument("--target", default="auto", type=target_arg,
+                   help="without a GPU: the target whose virtual GPU gives the floors")
     p.add_argument("--gpu", default=None, help="without a GPU: the virtual GPU (h100, h200, b200, a100, ...)")
     p.add_argument("--static", action="store_true", help="static floors only, even on a GPU machine")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per spec before a replay is stopped")
@@ -478,7 +480,7 @@ def run(args: argparse.Namespace) -> int:
         print("tritonlens bench: give PATH or PATH::KERNEL", file=sys.stderr)
         return EXIT_ERROR
     from ..pipeline import find_workspace_root
-    from ..device.targets import has_local_gpu, resolve_target
+    from ..device.targets import has_local_gpu
 
     paths, kernel = [], None
     for t in args.targets:
@@ -504,8 +506,10 @@ def run(args: argparse.Namespace) -> int:
         results = run_on_gpu(jobs, root, args.timeout, progress, warm_l2=args.warm_l2)
         saved = save(results, root, args.output)
     else:
+        from ..device.run import run_devices
+
         try:
-            results = static_results(jobs, resolve_target(args.target), args.gpu)
+            results = static_results(jobs, run_devices(args.target, args.gpu or "", strict=True)[0].gpu)
         except ValueError as exc:
             print(f"tritonlens bench: {exc}", file=sys.stderr)
             return EXIT_ERROR

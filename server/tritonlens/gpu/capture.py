@@ -47,6 +47,7 @@ from .capture_hook import (FLUSH_EVERY_S, LaunchTimer, _Hook, _launch_counts, in
 from .capture_record import (MAX_LAUNCH_SHAPES, TIMED_PER_LAUNCH, VERSION, describe_launch,
                              launch_key, record_from_hook, relative_path)
 from ..frontend.captures import identity
+from ..settings import target_arg
 
 __all__ = ["CaptureWriter", "FLUSH_EVERY_S", "LaunchTimer", "MAX_LAUNCH_SHAPES", "TIMED_PER_LAUNCH", "VERSION", "_Hook",
            "_launch_counts", "child_env", "describe_launch", "identity", "install", "install_on_import", "launch_key",
@@ -113,8 +114,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-gpu", action="store_true",
                    help="record the launches without a GPU: specialize each launch for --target as Triton would and "
                         "do not run the kernel (CPU tensors; see docs/gpu.md)")
-    p.add_argument("--target", default=None, metavar="T",
-                   help="with --no-gpu: the target the launches are specialized for (default cuda:90)")
+    p.add_argument("--target", default=None, metavar="T", type=target_arg,
+                   help="with --no-gpu: the target the launches are specialized for (default: --gpu's arch, else "
+                        "cuda:90)")
     p.add_argument("--gpu", default=None, metavar="NAME",
                    help="with --no-gpu: the GPU the program sees (h100, h200, b200, a100, mi300x, ...; default the "
                         "target's; --target defaults to its arch)")
@@ -156,13 +158,11 @@ def run(args: argparse.Namespace, cmd: list[str] | None = None) -> int:
         if not args.no_gpu:
             print("tritonlens capture: --target, --gpu and --interpret go with --no-gpu", file=sys.stderr)
             return 2
-        from ..model import Target
-        from ..device.virtual_gpu import for_target, lookup
+        from ..device.run import run_devices
 
-        try:
-            target_text = args.target or (lookup(args.gpu).target if args.gpu else "cuda:90")
-            no_gpu_target = str(Target.parse(target_text))
-            gpu = for_target(no_gpu_target, args.gpu)
+        try:  # the device of the program's run: the target it specializes for, the GPU it sees
+            run = run_devices(args.target or "auto", args.gpu or "", local=False, strict=True)[0]
+            no_gpu_target, gpu = run.target, run.gpu
         except ValueError as exc:
             print(f"tritonlens capture: {exc}", file=sys.stderr)
             return 2

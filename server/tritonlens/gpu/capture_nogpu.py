@@ -28,7 +28,8 @@ from typing import Any, Callable
 
 from ..device import answers as device_answers
 from ..device.answers import gpu_target, user_frame
-from ..device.virtual_gpu import GpuModel, resolve
+from ..device.run import run_devices
+from ..device.virtual_gpu import GpuModel
 from .patching import wrap_once
 
 ENV_GPU = "TRITONLENS_CAPTURE_GPU"  # the virtual GPU a --no-gpu capture answers as (a virtual_gpu key)
@@ -55,7 +56,7 @@ def answer_as(gpu_key: str | None, target_text: str) -> GpuModel:
     """Answer every device query of this process as the virtual GPU (`gpu_key`, else the target's default) and make
     the tensors asked for on the device on the CPU (device.answers). Triton's driver is answered when triton is
     imported, torch.cuda when torch is."""
-    gpu = resolve(target_text, gpu_key, local=False)
+    gpu = run_devices(target_text, gpu_key or "", local=False)[0].gpu  # this process is where the run starts
     device_answers.install(gpu, tensors="cpu", on_hardware=needs_gpu, tools=False, target=target_text)
     return gpu
 

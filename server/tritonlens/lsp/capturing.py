@@ -38,15 +38,12 @@ def capture_lens(uri: str, kr: "KernelReport", gpu: str | None, target: str = "c
     return types.CodeLens(range=rng, command=types.Command(title=title, command=CAPTURE, arguments=[arg]))
 
 
-def lens_for(uri: str, kr: "KernelReport", target_setting: str, gpu_setting: str = "") -> types.CodeLens | None:
+def lens_for(uri: str, kr: "KernelReport", target: str, gpu_setting: str = "") -> types.CodeLens | None:
+    """The capture lens of a kernel that needs captures; `target` is the run's main target (the `Checker`'s)."""
     if not needs_capture(kr):
         return None
     from ..device.targets import local_gpu_target
-    from ..device.virtual_gpu import compile_target, validate
+    from ..device.virtual_gpu import validate
 
-    try:
-        target = compile_target(target_setting, gpu_setting)
-    except Exception:  # noqa: BLE001 — a bad setting was reported when it came; the default is cuda:90
-        target = "cuda:90"
     virtual = gpu_setting if gpu_setting and validate(gpu_setting, target) is None else ""
     return capture_lens(uri, kr, local_gpu_target(), target, virtual)

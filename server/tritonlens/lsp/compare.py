@@ -22,15 +22,14 @@ CLIENT_COMMAND = "tritonlens.compareWithRelease"  # the client's: picks a releas
 COMPARE_TIMEOUT_S = 1800.0  # making the release's environment (a download) and compiling both sides
 
 
-def run_compare(path: str, settings, release: str | None, python: str | None) -> tuple["Outcome", str]:
-    """The document's kernels compared with `release` (a version) or the interpreter `python`."""
+def run_compare(path: str, settings, target: str, release: str | None, python: str | None) -> tuple["Outcome", str]:
+    """The document's kernels compared with `release` (a version) or the interpreter `python`, for `target` (the
+    server's main target: its `Checker`'s)."""
     from dataclasses import replace
 
     from ..compare import core, envs
-    from ..device.virtual_gpu import compile_target
 
     other = envs.ensure_release(release)[0] if release else envs.from_python(python or "")
-    target = compile_target(settings.target, settings.gpu)
     sides = (core.Side(envs.installed(), target), core.Side(other, target))
     return core.run([path], sides, replace(settings, extra_targets=[]), core.Thresholds()), other.label
 
@@ -87,8 +86,8 @@ def register(server: "Host") -> None:
         what = target.get("release") or target.get("python")
         ls.log(f"comparing {st.path} with {what}: compiling every spec under both releases…")
         try:
-            outcome, label = await in_daemon_thread(run_compare, st.path, ls.settings, target.get("release"),
-                                                    target.get("python"))
+            outcome, label = await in_daemon_thread(run_compare, st.path, ls.settings, ls.checker.targets()[0],
+                                                    target.get("release"), target.get("python"))
         except (ValueError, envs.ReleaseError) as exc:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"tritonlens compare: {exc}"))
             return {"error": str(exc)}

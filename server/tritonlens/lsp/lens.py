@@ -115,6 +115,10 @@ def register(server: "Host") -> None:
             return []
         out: list[types.CodeLens] = []
         root = find_workspace_root(st.path)  # once per request, not per kernel
+        try:
+            target = ls.checker.targets()[0]
+        except Exception:  # noqa: BLE001 — a bad setting was reported when it came; the default is cuda:90
+            target = "cuda:90"
         for kr in sorted(st.kernels.values(), key=lambda k: k.kernel.decorator_line):
             try:
                 out.extend(lenses_for(st.uri, kr, ls.settings, root, changes.text(st.uri, st.path, kr, root)))
@@ -122,7 +126,7 @@ def register(server: "Host") -> None:
                     out.append(prof)
                 if (timing := bench_lens_for(ls, st.uri, kr)) is not None:
                     out.append(timing)
-                if (capture := capture_lens_for(st.uri, kr, ls.settings.target, ls.settings.gpu)) is not None:
+                if (capture := capture_lens_for(st.uri, kr, target, ls.settings.gpu)) is not None:
                     out.append(capture)
                 if (compared := compare_lens_for(ls, st.uri, kr)) is not None:
                     out.append(compared)

@@ -10,13 +10,11 @@ STATUS = "tritonlens/status"
 
 
 def send_status(server: "Host", state: str, message: str = "") -> None:
-    from ..device.virtual_gpu import compile_target
-
     findings = [f for st in server.scheduler.docs.values() for f in st.findings()]
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = sum(1 for f in findings if f.severity == "warning")
     try:
-        target = compile_target(server.settings.target, server.settings.gpu)
+        target = server.checker.targets()[0]  # the run's main target, `auto` made concrete where the run started
     except Exception:  # noqa: BLE001
         target = server.settings.target
     if not message:
