@@ -164,9 +164,12 @@ def test_memory_over_the_bound_is_our_limit(tmp_path):
 
 # ---------------------------------------------------------------- module constants built from device answers
 def _configs(target, gpu=None):
+    from tritonlens.device.run import run_devices
+
     path = os.path.join(DATA, "devicelib", "attn.py")
+    device = run_devices(target, gpu or "", local=False)[0]  # as a run makes it: the GPU named, when of the arch
     with open(path, encoding="utf-8") as fh:
-        found = discover(path, fh.read(), DATA, target=target, gpu=gpu)
+        found = discover(path, fh.read(), DATA, target=device.target, gpu=device.gpu.key)
     assert found.errors == []
     return {k.name: (k.autotune_configs, k.autotune_error) for k in found.kernels}
 

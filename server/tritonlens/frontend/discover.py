@@ -44,7 +44,8 @@ def discover(path: str, text: str, workspace_root: str | None = None, target: st
              env: dict[str, str] | None = None) -> DiscoverResult:
     """Kernels of one file. A syntax error gives one SRC001 finding and no kernels; nothing raises.
 
-    `target` (and `gpu`, a GPU of its arch: virtual_gpu) is what device queries in config-building code answer
+    `target` (and `gpu`, the key of the run's GPU for it: device/run.py) is what device queries in config-building
+    code answer
     while autotune configs are evaluated, by `evaluator` (config_eval.shared() when None), with `env` added to the
     environment they read.
     """
