@@ -45,9 +45,8 @@ def discover(path: str, text: str, workspace_root: str | None = None, target: st
     """Kernels of one file. A syntax error gives one SRC001 finding and no kernels; nothing raises.
 
     `target` (and `gpu`, the key of the run's GPU for it: device/run.py) is what device queries in config-building
-    code answer
-    while autotune configs are evaluated, by `evaluator` (config_eval.shared() when None), with `env` added to the
-    environment they read.
+    code answer while autotune configs are evaluated, by `evaluator` (config_eval.shared() when None), with `env`
+    added to the environment they read.
     """
     result = DiscoverResult()
     evaluation = _Evaluation(target, gpu, evaluator, env)
