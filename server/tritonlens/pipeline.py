@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 from .frontend import captures as captures_mod
 from .report import cost
-from .checks import analysis_digest, place_ir_paths
+from .checks import analysis_digest, analysis_inputs, place_ir_paths
 from .compiler.cache import ArtifactCache
 from .compiler.pool import URGENT, CompileJob, CompileService
 from .frontend.loader import Slice, slice_module
@@ -302,6 +302,7 @@ class Checker:
             item.withheld = module.withheld
             item.assumed = module.assumed
             for target in targets:
+                inputs = analysis_inputs(kernel, self.settings, text, self.select, self.device(target))
                 specs, spec_findings = self._specs(kernel, target, launches_by_kernel.get(kernel.name), kernel_caps)
                 if variant is not None and variant.kernel == kernel.name:
                     specs = [variant.apply(s) for s in specs if s.key() == variant.spec_key]
@@ -312,7 +313,8 @@ class Checker:
                         item.findings.append(f)
                 for spec in specs:
                     if not spec.missing:
-                        item.jobs.append((spec, self._compile(path, module.text, kernel, spec, root, group, text)))
+                        item.jobs.append((spec, self._compile(path, module.text, kernel, spec, root, group, text,
+                                                              inputs)))
             plan.kernels.append(item)
         return plan
 
@@ -427,9 +429,10 @@ class Checker:
                            gpu=self.device(target).gpu.key, env=self.settings.env)
 
     def _compile(self, path: str, module_text: str, kernel: KernelInfo, spec: Spec, root: str,
-                 group: str | None, source: str | None = None) -> Future | Artifacts:
+                 group: str | None, source: str | None, inputs: str) -> Future | Artifacts:
         """The compile of one spec with its analysis: from the artefact cache when both are there, else made by the
-        workers (compile and analysis, or only the analysis of a cached compile read with other inputs)."""
+        workers (compile and analysis, or only the analysis of a cached compile read with other inputs). `inputs`:
+        the kernel's `checks.analysis_inputs` on this spec's device."""
         qualname = kernel.qualname or kernel.name
         # what the imports see (the virtual GPU, tritonlens.env) can change module constants, hence the kernel
         run = self.device(spec.target)
@@ -438,7 +441,7 @@ class Checker:
                              + "\0" + json.dumps(device, sort_keys=True), qualname, spec.key())
         request = {"kernel": kernel, "spec": spec, "settings": self.settings, "source": source,
                    "select": self.select, "device": run}
-        digest = analysis_digest(kernel, spec, self.settings, source, self.select, run)
+        digest = analysis_digest(spec, inputs)
         hit = self.cache.get(key)
         if hit is not None:
             self._sass_soon(hit, key)

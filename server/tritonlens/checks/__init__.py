@@ -218,15 +218,25 @@ def analyse_unstored(kernel, spec, artifacts, settings, source: str | None = Non
         artifacts.paths = paths
 
 
-def analysis_digest(kernel: KernelInfo, spec: Spec, settings: Settings, source: str | None,
-                    select: set[str] | None, device: "RunDevice") -> str:
-    """A digest of everything `analyse` reads besides the compile itself: the kernel as discovered, the spec, the
-    settings, the text around the kernel, the selected codes and the run's device. Two analyses of one compile with
-    the same digest are the same (the artefact cache keeps one with its digest)."""
+def analysis_inputs(kernel: KernelInfo, settings: Settings, source: str | None, select: set[str] | None,
+                    device: "RunDevice") -> str:
+    """A digest of what `analyse` reads besides the compile and its spec: the kernel as discovered, the settings,
+    the text around the kernel, the selected codes and the run's device — the same for every spec of the kernel on
+    that device, so made once for them all (`analysis_digest`)."""
+    return _digest([kernel, settings, source, sorted(select) if select is not None else None, device])
+
+
+def analysis_digest(spec: Spec, inputs: str) -> str:
+    """A digest of everything `analyse` reads besides the compile itself: the spec and the rest (`inputs`, from
+    `analysis_inputs`). Two analyses of one compile with the same digest are the same (the artefact cache keeps one
+    with its digest)."""
+    return _digest([spec, inputs])
+
+
+def _digest(parts: list) -> str:
     import hashlib
     import json
 
-    parts = [kernel, spec, settings, source, sorted(select) if select is not None else None, device]
     text = json.dumps(_canonical(parts), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
