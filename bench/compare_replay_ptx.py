@@ -14,6 +14,7 @@ import os
 import re
 import sys
 
+from tritonlens.compiler.pool import CompileJob
 from tritonlens.compiler.worker import compile_job
 from tritonlens.frontend.discover import discover
 from tritonlens.ir import sass
@@ -49,9 +50,9 @@ def main() -> int:
         kernel = next(k for k in discover(path, text, args.root).kernels if k.func_name == cap["kernel"])
         specs, findings = build_specs(kernel, cap["target"], captures=[cap])
         assert len(specs) == 1 and not findings, (specs, findings)
-        job = {"path": path, "text": slice_module(text, [kernel.name]).text, "qualname": kernel.name,
-               "spec": specs[0].to_json(), "workspace_root": args.root}
-        art = compile_job(job)
+        job = CompileJob(path=path, text=slice_module(text, [kernel.name]).text, qualname=kernel.name,
+                         spec=specs[0].to_json(), workspace_root=args.root)
+        art = compile_job(job.to_wire())  # in this process, as a worker runs it
         if art.error:
             rows.append((cap["kernel"], specs[0].describe(), "COMPILE ERROR " + art.error.message, "", ""))
             bad += 1

@@ -111,7 +111,7 @@ class Settings:
 
 
 def canonical_target(text: str) -> str:
-    """A target as a user writes it (`auto`, `cuda:90`, `sm_90a`... `hip:gfx942`) made canonical: the one place such
+    """A target as a user writes it (`auto`, `cuda:90`, `sm:90a`... `hip:gfx942`) made canonical: the one place such
     text is read (settings, `--target` of every command). ValueError when it is no target."""
     if text.strip().lower() == "auto":
         return "auto"

@@ -56,14 +56,14 @@ def answer_device_queries(target: Target | None, device: dict[str, Any] | None =
     """On a machine without a GPU a module that asks its device at import — Triton's driver for the backend, torch
     for the name, capability, SM count and shared memory, nvidia-smi in a subprocess — would not load, or would
     load as a half-answered world (Triton says cuda, torch says no CUDA) worse than none. Every door answers as one
-    virtual GPU instead (device.answers): `device["gpu"]` (tritonlens.gpu) when it is of the target's arch, else the
-    target's default; `device["env"]` (tritonlens.env) is the imports' environment. Nothing may be put on a device:
+    virtual GPU instead (device.answers): `device["gpu"]`, the run's GPU for the target (device/run.py);
+    `device["env"]` (tritonlens.env) is the imports' environment. Nothing may be put on a device:
     a module that allocates there at import fails with DeviceUseRefused. A real GPU's answers are left alone.
     True when the answers or the environment changed since the last job: modules imported before are stale."""
     if target is None:
         return False
     from ..device import answers as device_answers
-    from ..device.virtual_gpu import for_target, lookup
+    from ..device.virtual_gpu import lookup
 
     device = device or {}
     changed = _apply_env(device.get("env") or {})
@@ -75,9 +75,9 @@ def answer_device_queries(target: Target | None, device: dict[str, Any] | None =
         # Not `driver.active` itself: probing the AMD backend imports torch (seconds, in every worker).
         if local_gpu_target() is not None or getattr(driver, "_active", None) is not None:
             return changed  # a GPU is there: its own answers are the true ones
-    # the job names the run's GPU for this target (device/run.py, resolved where the run started); a caller outside
-    # a job (a profiler's replay) gets the target's default
-    gpu = lookup(device["gpu"]) if device.get("gpu") else for_target(str(target))
+    # every job names the run's GPU for this target (device/run.py, resolved where the run started; a job made
+    # outside a run, the target's default: pool.CompileJob)
+    gpu = lookup(device["gpu"])
     wanted = (gpu.key, str(target))
     if _answering and _answering[0] == wanted:
         return changed
