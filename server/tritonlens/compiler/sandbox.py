@@ -122,15 +122,16 @@ def _c_compiler() -> list[str]:
     return found + [d for d in ("/usr/lib/gcc", "/usr/libexec/gcc", "/usr/lib/llvm") if os.path.isdir(d)]
 
 
-def programs(tools_dir: str | None, gpu_present: bool) -> list[str]:
+def programs(tools_dir: str | None, gpu_present: bool, search: list[str] | None = None) -> list[str]:
     """What a worker may execute (asked in the worker, whose interpreter and Triton may not be ours): Triton's
     compiler tools, the vendor-tool stand-ins and the Python they run on, the dynamic loader those need; where a GPU
-    is present, the real vendor tools and the C compiler."""
+    is present, the real vendor tools and the C compiler. `search`: the import path triton will come from (found
+    there, not imported)."""
     allowed = [os.path.realpath(sys.executable)]
     try:
-        import importlib.util
+        import importlib.machinery
 
-        spec = importlib.util.find_spec("triton")
+        spec = importlib.machinery.PathFinder.find_spec("triton", search)
         if spec and spec.origin:
             backends = os.path.join(os.path.dirname(spec.origin), "backends")
             allowed += [os.path.join(backends, b, "bin") for b in _listdir(backends)
@@ -392,8 +393,7 @@ def command(python: str, entry: str, args: list[str], folder: str, cwd: str | No
     written (before confinement, then read-only). Start it with `cwd=folder`, a folder of its own."""
     env = clean_env(folder, PACKAGE_ROOT, extra_env)
     box = {"folder": folder, "tools": tools, "gpu": gpu, "support": support_modules(), "entry": entry,
-           "cwd": os.path.abspath(cwd) if cwd else None,
-           "path": [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != PACKAGE_ROOT]}
+           "cwd": os.path.abspath(cwd) if cwd else None}
     import json
 
     return [python, "-I", "-c", _BOOT, PACKAGE_ROOT, json.dumps(box), *args], env
@@ -425,11 +425,13 @@ def boot(box_json: str, argv: list[str]) -> None:
 
         prepare_tools(box["tools"])
     gpu = bool(box.get("gpu"))
-    STATE = confine(box["folder"], programs(box.get("tools"), gpu), gpu)
+    # PYTHONPATH as this process got it (a launcher may have put another Triton there), which -I left out
+    user_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != PACKAGE_ROOT]
+    STATE = confine(box["folder"], programs(box.get("tools"), gpu, [*user_path, *sys.path]), gpu)
     module, _, function = box["entry"].partition(":")
     entry = getattr(importlib.import_module(module), function or "main")  # tritonlens's own, before the paths
-    # as `python -m` started in `cwd` with PYTHONPATH would have: cwd first, then the user's PYTHONPATH
-    sys.path[1:1] = box.get("path") or []
+    # as `python -m` started in `cwd` with PYTHONPATH would have: cwd first, then PYTHONPATH
+    sys.path[1:1] = user_path
     if box.get("cwd"):
         sys.path.insert(0, box["cwd"])
         try:

@@ -391,15 +391,16 @@ def static_results(jobs: list[Job], gpu: virtual_gpu.GpuModel) -> list[BenchResu
 
 # ---------------------------------------------------------------- output
 def save(results: list[BenchResult], root: str, out: str | None = None) -> str:
+    from ..writes import open_append
+
     path = out or bench_file(root)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
+    with open_append(path, root if out is None else None) as f:  # never through a link out of the workspace
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         for r in results:
             rec = r.to_json()
             rec["path"] = os.path.relpath(os.path.abspath(r.path), root).replace(os.sep, "/")
             rec["when"] = stamp
-            f.write(json.dumps(rec) + "\n")
+            f.write((json.dumps(rec) + "\n").encode("utf-8"))
     return path
 
 

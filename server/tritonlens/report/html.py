@@ -447,9 +447,8 @@ def render_report(reports: list, settings: Settings | None = None, *, base: str 
 
 
 def write_report(reports: list, out_path: str, settings: Settings | None = None, **kw) -> PageStats:
+    from ..writes import write_file
+
     text, stats = render_report(reports, settings, **kw)
-    folder = os.path.dirname(os.path.abspath(out_path))
-    os.makedirs(folder, exist_ok=True)
-    with open(out_path, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_file(out_path, text)  # never through a link out of the folder named
     return stats
