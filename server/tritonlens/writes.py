@@ -17,6 +17,8 @@ import os
 import stat
 from typing import IO, Iterator
 
+from .sidecar import is_sidecar_folder
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
@@ -29,7 +31,7 @@ def workspace_of(path: str) -> str:
     """The folder a file of tritonlens's own belongs to: the one holding its `.tritonlens/` (a baseline, captures,
     bench results), else the file's own folder."""
     folder = os.path.dirname(os.path.abspath(path))
-    return os.path.dirname(folder) if os.path.basename(folder) == ".tritonlens" else folder
+    return os.path.dirname(folder) if is_sidecar_folder(folder) else folder
 
 
 def _inside(path: str, root: str) -> bool:

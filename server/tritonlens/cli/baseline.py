@@ -8,10 +8,12 @@ import os
 import sys
 
 from ..frontend.untrusted import printable
-from ..report.cost import fmt_bytes
+from ..model import STAGES
+from ..units import fmt_bytes
 from ..source import python_files
-from ..writes import remove_empty_folder, remove_file, resolve, workspace_of, write_file
+from ..writes import remove_empty_folder, remove_file, resolve, write_file
 from .common import EXIT_ERROR, EXIT_OK, compile_flags, rel, settings_from
+from ..sidecar import BASELINE, is_sidecar_folder, sidecar_path
 
 
 def add_parser(sub) -> None:
@@ -33,7 +35,7 @@ def add_parser(sub) -> None:
     d.add_argument("paths", nargs="+", metavar="PATH")
     d.add_argument("--baseline", metavar="FILE", help="default: .tritonlens/baseline.json in the workspace root")
     d.add_argument("--format", choices=("text", "json"), default="text")
-    d.add_argument("--stage", choices=("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn"),
+    d.add_argument("--stage", choices=STAGES,
                    help="also a unified diff of this layer (locations, SSA and register numbers normalised)")
     compile_flags(d)
     d.set_defaults(run=run_diff)
@@ -52,13 +54,14 @@ def add_parser(sub) -> None:
 
 def baseline_root(baseline_file: str) -> str:
     """Paths in a baseline are relative to the folder holding its `.tritonlens/` (else to the file's own folder)."""
-    return workspace_of(baseline_file)
+    folder = os.path.dirname(os.path.abspath(baseline_file))
+    return os.path.dirname(folder) if is_sidecar_folder(folder) else folder
 
 
 def default_baseline(paths: list[str]) -> str:
     from ..pipeline import find_workspace_root
 
-    return os.path.join(find_workspace_root(paths[0]), ".tritonlens", "baseline.json")
+    return sidecar_path(find_workspace_root(paths[0]), BASELINE)
 
 
 def rel_to(root: str):
@@ -158,11 +161,9 @@ def _save_sidecar(ir_dir: str, sidecar: dict[str, str], keep: set[str], root: st
     """Write the normalised IR of the stages in `keep` under `ir_dir` (a real path inside `root`), remove the IR of
     specs no longer saved (only files of our own stage suffixes) and the folders that leaves empty. Links there are
     never followed: a linked folder is not walked, a linked file is removed itself."""
-    from ..report.baseline import IR_STAGES
-
     stale = set()
     for folder, _, names in os.walk(ir_dir):
-        stale.update(os.path.join(folder, n) for n in names if n.rsplit(".", 1)[-1] in IR_STAGES)
+        stale.update(os.path.join(folder, n) for n in names if n.rsplit(".", 1)[-1] in STAGES)
     for name, text in sidecar.items():
         if name.rsplit(".", 1)[-1] not in keep:
             continue
