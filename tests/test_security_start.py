@@ -146,3 +146,43 @@ def test_the_sandbox_says_where_dev_shm_is(confined):
         assert "its own /dev/shm" in described, described
     else:
         assert "/dev/shm is the machine's" in described, described
+
+
+@pytest.mark.gpu
+def test_a_replayed_kernel_runs_sandboxed_with_its_gpu(confined, tmp_path, monkeypatch, capsys):
+    """`tritonlens bench` (the editor's "Time this kernel") imports the kernel's module to replay its captured
+    launches: module code there is confined like a worker's (no writes, no programs, no secrets), and the GPU it
+    times still works."""
+    import shutil
+
+    from tritonlens.device.targets import has_local_gpu
+    from tritonlens.gpu import bench
+
+    if not has_local_gpu():
+        pytest.skip("needs a local NVIDIA GPU")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (tmp_path / "examples").mkdir()
+    text = open(os.path.join(repo, "examples", "vector_add.py"), encoding="utf-8").read()
+    (tmp_path / "examples" / "vector_add.py").write_text(text.replace(
+        "import triton.language as tl\n", "import triton.language as tl\nimport replay_helper  # noqa: F401\n", 1))
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (tmp_path / "examples" / "replay_helper.py").write_text(textwrap.dedent(f'''\
+        import os
+        try:
+            with open({str(marks / "written")!r}, "w") as f:
+                f.write(os.environ.get("TRITONLENS_TEST_TOKEN", "no secret"))
+        except OSError:
+            pass
+        os.system("touch {marks / "ran"}")
+        '''))
+    (tmp_path / ".tritonlens").mkdir()
+    with open(os.path.join(repo, "bench", "results", "h200-examples-captures-v2.jsonl"), encoding="utf-8") as f:
+        (tmp_path / ".tritonlens" / "captures.jsonl").write_text(
+            "".join(ln for ln in f if '"examples/vector_add.py"' in ln))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRITONLENS_TEST_TOKEN", SECRET)
+    assert bench.main(["examples/vector_add.py::add_kernel", "--format", "json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert results and all(r["measured"] and r["error"] is None for r in results), results
+    assert sorted(os.listdir(marks)) == [], "the replay ran unconfined: " + ", ".join(os.listdir(marks))
