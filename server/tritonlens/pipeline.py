@@ -536,5 +536,5 @@ class Checker:
         if art.analysis is not None:  # made by a worker, or stored with the compile, for this very spec and inputs
             metrics, findings = art.analysis
             cs.metrics, cs.findings = dict(metrics), [replace(f, data=dict(f.data)) for f in findings]
-        note_assumed(spec, cs.findings)
+        note_assumed(kernel, spec, cs.findings, text)
         return cs
