@@ -34,6 +34,18 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
+def doc_link(code: str, url: object = None) -> str | None:
+    """The page a finding links to: its rule's page, or `url` only when it is one of the project's own https pages
+    (a finding made in a worker, where module code runs, may carry any string — `javascript:`, a look-alike host)."""
+    if code in RULES:
+        return RULES[code].doc_url
+    base = DOCS_URL.split("{code}")[0]
+    if isinstance(url, str) and url.startswith(base) and url.endswith(".md") \
+            and url[len(base):-3].replace("_", "").isalnum():
+        return url
+    return None
+
+
 def rule(code: str, name: str, severity: str, summary: str = "", *, cost_cause: str | None = None,
          fixes: tuple[str, ...] = (), profile_metrics: tuple[str, ...] = ()):
     def register(fn):

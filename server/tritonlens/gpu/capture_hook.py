@@ -19,6 +19,7 @@ from .capture_record import (ENV_DUMP, ENV_FILE, ENV_INTERPRET, ENV_NO_GPU, ENV_
                              MAX_LAUNCH_SHAPES, TIMED_PER_LAUNCH, VERSION, _MAX_TRACKED, _jsonable, _target_string,
                              describe_launch, launch_key, record_from_hook)
 from .patching import wrap_once
+from ..writes import make_folder, write_file
 
 # Launch counts are written this often, at exit and on SIGTERM; a compile's first launch and each new autotuner choice
 # are written at once, so that a run killed outright (SIGKILL) still says what launched and what the autotuner chose.
@@ -109,20 +110,18 @@ class _Hook:
             if hasattr(kernel, "result"):
                 kernel = kernel.result()
             asm = getattr(kernel, "asm", {}) or {}
-            os.makedirs(self.dump_dir, exist_ok=True)
+            folder = make_folder(self.dump_dir)  # what is written there never goes through a link out of it
             stem = f"{rec['kernel']}-{identity(rec)}"
             for stage in ("ptx", "amdgcn", "ttgir"):
                 if isinstance(asm.get(stage), str):
-                    with open(os.path.join(self.dump_dir, f"{stem}.{stage}"), "w", encoding="utf-8") as f:
-                        f.write(asm[stage])
+                    write_file(os.path.join(folder, f"{stem}.{stage}"), asm[stage], folder)
             if isinstance(asm.get("cubin"), (bytes, bytearray)):
-                with open(os.path.join(self.dump_dir, f"{stem}.cubin"), "wb") as f:
-                    f.write(asm["cubin"])
+                write_file(os.path.join(folder, f"{stem}.cubin"), asm["cubin"], folder)
             md = getattr(kernel, "metadata", None)
             n_regs = getattr(kernel, "n_regs", None)
-            with open(os.path.join(self.dump_dir, f"{stem}.json"), "w", encoding="utf-8") as f:
-                json.dump({"capture": rec, "n_regs": n_regs, "n_spills": getattr(kernel, "n_spills", None),
-                           "shared": getattr(md, "shared", None)}, f, default=str)
+            write_file(os.path.join(folder, f"{stem}.json"),
+                       json.dumps({"capture": rec, "n_regs": n_regs, "n_spills": getattr(kernel, "n_spills", None),
+                                   "shared": getattr(md, "shared", None)}, default=str), folder)
         except Exception as exc:  # noqa: BLE001
             _warn(f"could not dump the compiled kernel: {type(exc).__name__}: {exc}")
 

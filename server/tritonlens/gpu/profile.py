@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from ..checks.registry import facts as rule_facts
+from ..compiler import sandbox
 from ..model import Finding, KernelReport
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -316,12 +317,21 @@ def _synth_tensor(torch, t: dict[str, Any], gen):
 
 
 def replay_command(path: str, qualname: str, capture: dict[str, Any], workspace_root: str, job_dir: str,
-                   python: str | None = None) -> list[str]:
+                   python: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """(argv, environment) of the replay process ncu runs: it imports the kernel's module, so it starts isolated
+    and confined as a compile worker does (compiler.sandbox.command), with the GPU's nodes and driver; start it in
+    `job_dir`."""
     job = {"path": os.path.abspath(path), "qualname": qualname, "capture": capture, "workspace_root": workspace_root}
     spec_file = os.path.join(job_dir, "replay.json")
     with open(spec_file, "w", encoding="utf-8") as f:
         json.dump(job, f)
-    return [python or sys.executable, "-m", "tritonlens.gpu.profile", "--replay-job", spec_file]
+    return sandbox.command(python or sys.executable, "tritonlens.gpu.profile:replay_main", [spec_file],
+                           os.path.join(job_dir, "box"), cwd=os.getcwd(), gpu=True)
+
+
+def replay_main(argv: list[str]) -> None:
+    """The replay process (compiler.sandbox.boot runs it confined): `JOB_FILE`."""
+    sys.exit(_replay_main(argv[0]))
 
 
 def _child_env() -> dict[str, str]:
@@ -364,8 +374,8 @@ def profile_kernel(path: str | None, kernel: str, *, command: list[str] | None =
     if not ok:
         return ProfileResult(kernel, error=why)
     with tempfile.TemporaryDirectory(prefix="tritonlens-replay-") as tmp:
-        cmd = replay_command(path, kernel, usable[index], root, tmp)
-        return run_ncu(kernel, cmd, launch_count=1, timeout=timeout, env=_child_env())
+        cmd, env = replay_command(path, kernel, usable[index], root, tmp)
+        return run_ncu(kernel, cmd, launch_count=1, timeout=timeout, env=env, cwd=tmp)
 
 
 def confirm_findings(report: KernelReport, result: ProfileResult) -> list[Finding]:
@@ -482,7 +492,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--no-check", action="store_true", help="only measure; do not compile the kernel for findings")
     p.add_argument("--timeout", type=float, default=600)
-    p.add_argument("--replay-job", help=argparse.SUPPRESS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -500,8 +509,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, cmd: list[str] | None = None) -> int:
     """The command, its arguments parsed (`cmd`: what followed `--`)."""
-    if args.replay_job:
-        return _replay_main(args.replay_job)
     ok, why = can_profile()
     if not ok:
         print(f"tritonlens profile: {why}", file=sys.stderr)
