@@ -18,7 +18,7 @@ from typing import Any
 from .captures import identity as capture_identity
 from ..device import config_eval
 from .hints import OPTION_NAMES, HintValue, parse_value
-from .launches import Choices, LaunchSite
+from .launches import Choices, LaunchSite, Typed
 from ..model import Finding, KernelInfo, Param, Spec, backend_of, clean_launch, merge_launch_records
 
 TRITON_DEFAULT_OPTIONS = {"cuda": {"num_warps": 4, "num_stages": 3}, "hip": {"num_warps": 4, "num_stages": 2}}
@@ -200,12 +200,15 @@ def _value_of(kernel: KernelInfo, p: Param, hv: HintValue, origin: str) -> _Valu
     no_spec = p.name in kernel.do_not_specialize
     no_align = no_spec or p.name in kernel.do_not_specialize_on_alignment
     if p.is_constexpr:
-        return _Value("const", origin, value=hv.value, known=True) if hv.kind == "literal" else None
+        return _Value("const", origin, value=hv.value, known=True) \
+            if hv.kind == "literal" and not isinstance(hv.value, Typed) else None
     if hv.kind == "pointer":
         return _Value("type", origin, type=f"*{hv.type}", divisibility=None if no_align else hv.divisibility)
     if hv.kind == "scalar":
         return _Value("type", origin, type=hv.type, divisibility=None if no_align else hv.divisibility)
     value = hv.value
+    if isinstance(value, Typed):  # a launch passes a value of known type only (a float it computes)
+        return _Value("type", origin, type=value.type)
     # the way triton 3.6's specialize_impl types a runtime argument of a real launch
     if value is None:
         return _Value("const", origin, value=None, known=True)

@@ -36,6 +36,10 @@ def _run_script(path: str) -> None:
     runpy.run_path(path, run_name="__main__")
 
 
+class _TestsFailed(Exception):
+    """Some tests failed (pytest printed which, and why)."""
+
+
 class _Names:
     """pytest plugin: each compile a test makes is labelled with the test."""
 
@@ -57,9 +61,11 @@ def _run_tests(path: str, names: list[str], label: str, kernel_file: str) -> Non
     if pytest is not None:
         args = [path, "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-p", "no:randomly", "--no-header",
                 "-W", "ignore"]
-        code = pytest.main(args, plugins=[_Names(label, path, here)])
-        if int(code) not in (0, 1, 5):  # 1: tests failed (what they launched before is kept); 5: none collected
-            raise RuntimeError(f"pytest stopped with exit code {int(code)}")
+        code = int(pytest.main(args, plugins=[_Names(label, path, here)]))
+        if code == 1:  # tests failed: what they launched before is kept; pytest's summary says which and why
+            raise _TestsFailed()
+        if code not in (0, 5):  # 5: none collected
+            raise RuntimeError(f"pytest stopped with exit code {code}")
         return
     import inspect
     import runpy
@@ -77,9 +83,26 @@ def _run_tests(path: str, names: list[str], label: str, kernel_file: str) -> Non
             traceback.print_exc()
 
 
+def _exit_with_parent() -> None:
+    """The run must not outlive what started it (a server killed while a test runs)."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="tritonlens-parent-watch").start()
+
+
 def main(argv: list[str]) -> int:
     job = json.loads(argv[0])
-    state = _confine(job)
+    state = _confine(job)  # before any thread: Landlock binds the calling thread and what it starts
+    _exit_with_parent()
     if not state.get("on"):
         print(f"tritonlens autocapture: sandbox not available ({'; '.join(state.get('missing', []))})", flush=True)
     from .capture import HOOK_DIR
@@ -104,6 +127,8 @@ def main(argv: list[str]) -> int:
                 _run_tests(path, launcher["names"], launcher["label"], job["path"])
             else:
                 _run_script(path)
+        except _TestsFailed:
+            failed = failed or "-"
         except SystemExit as exc:
             if exc.code not in (None, 0):
                 failed = f"{os.path.basename(path)} exited with {exc.code}"
@@ -113,7 +138,8 @@ def main(argv: list[str]) -> int:
         finally:
             sys.path.remove(os.path.dirname(path)) if os.path.dirname(path) in sys.path else None
     if failed:
-        print(f"tritonlens autocapture: {failed}", flush=True)
+        if failed != "-":
+            print(f"tritonlens autocapture: {failed}", flush=True)
         return 1
     return 0
 
