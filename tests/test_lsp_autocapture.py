@@ -47,6 +47,12 @@ HANGS = LAUNCHED.replace('if __name__ == "__main__":', "def test_forever():\n   
                          'if False:')
 
 
+async def lens_titles(client: LanguageClient, uri: str) -> str:
+    lens = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    return " ".join(c.command.title for c in lens if c.command)
+
+
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient):
     yield lsp_client
@@ -64,10 +70,7 @@ async def test_main_block_launch_compiles_the_kernel_after_first_diagnostics(cli
     # the launch code ran in the background; the document is compiled again with what it launched
     diags = await settled(client, uris["axpy"], lambda d: not by_code(d, "SRC002"), timeout=180, since=since)
     assert not by_code(diags, "SRC001") and not by_code(diags, "SRC008"), diags
-    lens = await client.text_document_code_lens_async(types.CodeLensParams(
-        text_document=types.TextDocumentIdentifier(uri=uris["axpy"])))
-    titles = " ".join(c.command.title for c in lens if c.command)
-    assert "Capture launches" not in titles, titles  # the kernel has a complete spec now
+    assert "Capture launches" not in await lens_titles(client, uris["axpy"])  # the kernel has a complete spec now
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uris["axpy"]), position=types.Position(6, 5)))
     shown = hover.contents.value if hover and hasattr(hover.contents, "value") else str(hover)
@@ -87,6 +90,4 @@ async def test_hanging_test_costs_one_info_not_the_editor(client: LanguageClient
     assert "did not finish in time" in info.message and "3 s" in info.message, info.message
     # the editor still answers, and the kernel keeps what the file says
     assert by_code(diags, "SRC002"), diags
-    lens = await client.text_document_code_lens_async(types.CodeLensParams(
-        text_document=types.TextDocumentIdentifier(uri=uris["hangs"])))
-    assert any(c.command and "Capture launches" in c.command.title for c in lens), lens
+    assert "Capture launches" in await lens_titles(client, uris["hangs"])

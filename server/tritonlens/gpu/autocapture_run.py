@@ -83,26 +83,12 @@ def _run_tests(path: str, names: list[str], label: str, kernel_file: str) -> Non
             traceback.print_exc()
 
 
-def _exit_with_parent() -> None:
-    """The run must not outlive what started it (a server killed while a test runs)."""
-    import threading
-    import time
-
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(1.0)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="tritonlens-parent-watch").start()
-
-
 def main(argv: list[str]) -> int:
     job = json.loads(argv[0])
     state = _confine(job)  # before any thread: Landlock binds the calling thread and what it starts
-    _exit_with_parent()
+    from ..compiler.worker import _exit_with_parent
+
+    _exit_with_parent()  # the run must not outlive what started it (a server killed while a test runs)
     if not state.get("on"):
         print(f"tritonlens autocapture: sandbox not available ({'; '.join(state.get('missing', []))})", flush=True)
     from .capture import HOOK_DIR
