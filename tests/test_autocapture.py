@@ -155,3 +155,9 @@ def test_float_scalars_at_a_launch_site_are_fp32():
     (spec,), _ = build_specs(kernel, "cuda:90", launches=find_launches("k", {"f.py": src}))
     assert spec.signature["alpha"] == "fp32" and spec.signature["scale"] == "fp32", spec.signature
     assert spec.signature["n"] == "i32" and origin_kind(spec.origins["n"]) == "assumed", spec.origins
+
+
+def test_floats_the_files_own_test_passes_through_a_wrapper_are_fp32():
+    (kernel,) = discover("update.py", UPDATE, ".").kernels
+    specs, _ = build_specs(kernel, "cuda:90", launches=find_launches("update_fn_kernel", {"update.py": UPDATE}))
+    assert {s.signature["lr"] for s in specs} == {"fp32"} and {s.signature["wd"] for s in specs} == {"fp32"}

@@ -43,9 +43,9 @@ class FileReport:
     findings: list[Finding] = field(default_factory=list)  # file-level: syntax errors, hint errors, stale captures
     problems: list[str] = field(default_factory=list)  # one-line messages that belong to no line (unreadable file)
     # the automatic capture of the file's launch code (gpu/autocapture.py): None when none was wanted or, asked for
-    # from the cache only, none is there yet (`wants_auto_capture` then says the editor should run one)
+    # from the cache only, none is there yet (`wants_auto_capture` is then the key of the run the editor should make)
     auto: AutoCapture | None = None
-    wants_auto_capture: bool = False
+    wants_auto_capture: str = ""
 
     def all_findings(self) -> list[Finding]:
         out = list(self.findings)
@@ -486,8 +486,8 @@ class Checker:
 
     def _auto_captures(self, plan: "_Plan", todo: list[KernelInfo], caps: list[dict], auto: str | None) -> list[dict]:
         """What the file's own launch code launched (gpu/autocapture.py), when a kernel has no capture and no hint
-        and the settings allow it; a run that failed, hung or ran out of memory with nothing recorded is one info on
-        the file (SRC008)."""
+        and the settings allow it; a run that failed, hung or ran out of memory before it launched a kernel it was run
+        for is one info on the file (SRC008)."""
         mode = auto or "run"
         if not self.settings.auto_capture or mode == "off" or not self.targets():
             return []
@@ -496,9 +496,9 @@ class Checker:
             return []
         try:
             if mode == "cached":
-                result = self.autocapturer.cached(plan.report.path, plan.root)
+                result, key = self.autocapturer.cached(plan.report.path, plan.root)
                 if result is None:
-                    plan.report.wants_auto_capture = True
+                    plan.report.wants_auto_capture = key or ""
                     return []
             else:
                 result = self.autocapturer.run(plan.report.path, plan.root)
@@ -506,9 +506,9 @@ class Checker:
             log.exception("automatic capture of %s failed", plan.report.path)
             return []
         plan.report.auto = result
-        if result.failed and result.outcome != "none":
-            names = {k.name for k in todo} | {k.func_name for k in todo}
-            if result.outcome != "failed" or not any(c.get("kernel") in names for c in result.captures):
+        if result.failed and result.outcome != "none":  # said when a kernel it was run for got nothing from it
+            launched = {c.get("kernel") for c in result.captures}
+            if any(not k.hints and not {k.name, k.func_name} & (captured | launched) for k in todo):
                 plan.report.findings.append(result.finding(plan.report.path))
         return result.captures
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from dataclasses import dataclass
 
 from ..source import parse_module, read_source
@@ -89,50 +88,40 @@ def _main_block(tree: ast.Module) -> int | None:
 
 
 def _launches_at_top(tree: ast.Module) -> bool:
-    """Top-level statements that call something (outside defs, classes, imports): the file does its work when run."""
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
-            continue
-        if isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign, ast.For, ast.With)) and any(
-                isinstance(n, ast.Call) and _calls_launch_or_function(n) for n in ast.walk(node)):
-            if isinstance(node, ast.Expr) or any(isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
-                                                 for n in ast.walk(node)):
-                return True
-    return False
+    """Top-level statements (outside defs, classes and imports) that launch a kernel (`kernel[grid](...)`) or call a
+    function of the file that does (`add(x, y)` of a tutorial): the file does its launches when run as a script."""
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    launching: set[str] = set()
+    while True:  # functions that launch, directly or through another function of the file
+        more = {name for name, node in defs.items() if name not in launching and _launches(node, launching)}
+        if not more:
+            break
+        launching |= more
+    return any(_launches(node, launching) for node in tree.body
+               if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
+                                        ast.ImportFrom)))
 
 
-def _calls_launch_or_function(call: ast.Call) -> bool:
-    f = call.func
-    # `kernel[grid](...)` or a call of a plain name (a wrapper `add(x, y)`), not `torch.manual_seed(0)` alone
-    return isinstance(f, ast.Subscript) or isinstance(f, ast.Name)
+def _launches(node: ast.AST, launching: set[str]) -> bool:
+    return any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Subscript) or (
+        isinstance(n.func, ast.Name) and n.func.id in launching)) for n in ast.walk(node))
 
 
 def module_names(path: str, root: str) -> set[str]:
-    """The dotted names the module at `path` may be imported as: from the workspace root, and from each folder above
-    it that is no package (a `src/` layout, a package inside the repository)."""
-    path = os.path.abspath(path)
+    """The dotted names the module at `path` may be imported as: from each folder between it and the workspace root
+    that is no package (the root itself, a `src/` layout, a package inside the repository), and its bare name."""
+    path, root = os.path.abspath(path), os.path.abspath(root)
     stem = os.path.splitext(os.path.basename(path))[0]
     parts = [] if stem == "__init__" else [stem]
+    names = set(parts)
     folder = os.path.dirname(path)
-    names = {stem} if parts else set()
-    root = os.path.abspath(root)
     while True:
-        if not os.path.isfile(os.path.join(folder, "__init__.py")):
-            if parts:
-                names.add(".".join(parts))
-            if folder == root or len(folder) <= len(root):
-                break
+        if parts and not os.path.isfile(os.path.join(folder, "__init__.py")):
+            names.add(".".join(parts))  # a folder on sys.path: the module's name from there
+        if folder == root or not folder.startswith(root + os.sep):
+            return names
         parts.insert(0, os.path.basename(folder))
-        parent = os.path.dirname(folder)
-        if parent == folder or not folder.startswith(root):
-            break
-        if folder == root:
-            break
-        folder = parent
-    full = ".".join(parts)
-    if full:
-        names.add(full)
-    return names
+        folder = os.path.dirname(folder)
 
 
 def _defined_names(tree: ast.Module) -> set[str]:
@@ -143,25 +132,33 @@ def _defined_names(tree: ast.Module) -> set[str]:
     return out
 
 
-_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+\(?([\w\s,]+)\)?|import\s+([\w.]+))", re.M)
-
-
 def imports_module(text: str, modules: set[str], defined: set[str]) -> int:
     """How directly `text` imports one of `modules`: 2 by its name, 1 a name the module defines from one of its
-    packages (`from liger_kernel.ops import LigerRMSNormFunction`), 0 not at all."""
+    packages (`from liger_kernel.ops import LigerRMSNormFunction`), 0 not at all (or not Python)."""
+    if not any(n.rsplit(".", 1)[-1] in text for n in modules) and not any(x in text for x in defined):
+        return 0
+    try:
+        tree = parse_module(text)
+    except (SyntaxError, ValueError):
+        return 0
     best = 0
-    for m in _IMPORT.finditer(text):
-        source, imported, plain = m.group(1), m.group(2), m.group(3)
-        if plain:
-            if plain in modules or any(plain.startswith(n + ".") for n in modules):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(a.name in modules for a in node.names):
                 return 2
-            continue
-        items = {x.strip().split(" as ")[0].strip() for x in (imported or "").split(",")} - {""}
-        if source in modules or any(f"{source}.{x}" in modules for x in items):
-            return 2
-        if any(n.startswith(source + ".") for n in modules) and items & defined:
-            best = 1
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            items = {a.name for a in node.names}
+            if node.module in modules or any(f"{node.module}.{x}" in modules for x in items):
+                return 2
+            if any(n.startswith(node.module + ".") for n in modules) and items & defined:
+                best = 1
     return best
+
+
+def _imports_package(text: str, modules: set[str]) -> bool:
+    """Whether `text` imports anything of the top-level package one of `modules` lies in."""
+    tops = {n.split(".")[0] for n in modules if "." in n}
+    return any(f"from {t}." in text or f"from {t} import" in text or f"import {t}" in text for t in tops)
 
 
 def _importers(root: str, folders: tuple[str, ...], modules: set[str], defined: set[str], own: str,
@@ -187,6 +184,8 @@ def _importers(root: str, folders: tuple[str, ...], modules: set[str], defined: 
                 if problem or text is None:
                     continue
                 how = imports_module(text, modules, defined)
+                if not how and name in (f"test_{stem}.py", f"{stem}_test.py") and _imports_package(text, modules):
+                    how = 1  # named for the module, importing from its package (through a wrapper module)
                 if how:
                     scored.append((-how, 0 if stem in name else 1, p))
     return [p for _, _, p in sorted(scored)]

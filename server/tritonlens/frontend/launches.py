@@ -96,12 +96,32 @@ def find_launches(kernel_name: str, files: dict[str, str]) -> list[LaunchSite]:
         except (SyntaxError, ValueError):
             continue
         module_env = _constants(tree.body, {})
-        _Finder(path, text, short, module_env, sites).visit(tree)
+        _Finder(path, text, short, module_env, sites, _float_params(tree)).visit(tree)
     return sites
 
 
+def _float_params(tree: ast.Module) -> dict[str, set[str]]:
+    """Per function of the file, the parameters every call of it in the file passes a float (`update_fn(p, g,
+    lr=0.01)` in its test): a launch inside it passes them on as fp32 scalars."""
+    defs = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    seen: dict[str, dict[str, list[bool]]] = {}
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+        fn = defs.get(call.func.id)
+        if fn is None:
+            continue
+        names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        passed = {names[i]: a for i, a in enumerate(call.args[:len(names)]) if not isinstance(a, ast.Starred)}
+        passed.update({k.arg: k.value for k in call.keywords if k.arg})
+        for name in names + [a.arg for a in fn.args.kwonlyargs]:
+            seen.setdefault(fn.name, {}).setdefault(name, []).append(
+                name in passed and is_float(passed[name], set()))
+    return {f: {n for n, flags in params.items() if flags and all(flags)} for f, params in seen.items()}
+
+
 class _Finder(ast.NodeVisitor):
-    def __init__(self, path: str, text: str, name: str, module_env: dict[str, Any], out: list[LaunchSite]):
+    def __init__(self, path: str, text: str, name: str, module_env: dict[str, Any], out: list[LaunchSite],
+                 float_params: dict[str, set[str]] | None = None):
+        self.float_params = float_params or {}
         self.path, self.text, self.name, self.out = path, text, name, out
         self.source = SourceText(text)
         self.envs = [module_env]
@@ -139,6 +159,7 @@ class _Finder(ast.NodeVisitor):
         out = {x.arg for x in positional + a.kwonlyargs
                if (isinstance(x.annotation, ast.Name) and x.annotation.id == "float")
                or (isinstance(defaults.get(x.arg), ast.Constant) and isinstance(defaults[x.arg].value, float))}
+        out |= self.float_params.get(node.name, set())
         out |= self.floats[-1] - {x.arg for x in positional + a.kwonlyargs}
         assigned: dict[str, bool] = {}
         for stmt in _statements(node.body):

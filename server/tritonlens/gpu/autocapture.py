@@ -58,6 +58,15 @@ class AutoCapture:
     def failed(self) -> bool:
         return self.outcome != "ok"
 
+    def summary(self, path: str) -> str:
+        """One line for `check`'s text: what ran, what it gave, how long, under which bounds."""
+        by = sorted({c.get("_by", "") for c in self.captures} - {""}) or \
+            [x.describe(path) for x in self.launchers[:1]]
+        took = "cached" if self.cached else f"{self.seconds:.1f} s"
+        state = "" if self.outcome == "ok" else f"; {self.outcome}: {self.message}"
+        return (f"specs from its own launch code ({'; '.join(by[:3])}{' …' if len(by) > 3 else ''}): "
+                f"{len(self.captures)} compile(s), run {took} ({self.bounds}){state}")
+
     def finding(self, path: str) -> Finding:
         """SRC008 on the file: its launch code did not run to the end here, and what stopped it — an info (the bound
         is tritonlens's, and a test that needs a GPU is no error of the file), on the launcher's line when it is in
@@ -108,12 +117,13 @@ class AutoCapturer:
                 h.update((other or "").encode("utf-8", "replace") + b"\0")
         return found, h.hexdigest()[:32]
 
-    def cached(self, path: str, root: str) -> AutoCapture | None:
-        """The cached run of the file's launch code, or None (never run, or one of its files changed since)."""
+    def cached(self, path: str, root: str) -> tuple[AutoCapture | None, str | None]:
+        """(the cached run of the file's launch code or None: never run, or one of its files changed since; the key
+        of the run it would be — None: the file has no launch code, and the result says so)."""
         found, key = self.launchers(path, root)
         if key is None:
-            return AutoCapture(outcome="none")
-        return self._read(key, found, path, root)
+            return AutoCapture(outcome="none"), None
+        return self._read(key, found, path, root), key
 
     def run(self, path: str, root: str) -> AutoCapture:
         """Run the file's launch code now (or take its cached run); blocks for at most `timeout` seconds and a few

@@ -35,7 +35,7 @@ class CompileScheduler:
         self.server = server
         self.docs: dict[str, DocState] = {}
         self.listeners: list[Callable[[DocState], None]] = []  # called after each publish (tests, watchers)
-        self._auto_started: set[tuple] = set()  # (path, mtime, size) of files whose launch code was run
+        self._auto_started: set[str] = set()  # the runs of launch code started (autocapture's cache keys)
         self._auto_lock = threading.Lock()  # one automatic capture at a time: each is a process importing torch
 
     # ------------------------------------------------------------------ requests
@@ -232,17 +232,12 @@ class CompileScheduler:
             st.file_findings += [f for f in report.findings if f.code == "SRC008"]  # the rest: found.errors
         self.publish(st, version)
         if report is not None and report.wants_auto_capture:
-            self._auto_capture(st, root)
+            self._auto_capture(st, root, report.wants_auto_capture)
 
-    def _auto_capture(self, st: DocState, root: str) -> None:
-        """Run the file's launch code in the background (gpu/autocapture.py, bounded and sandboxed), once per version
-        of the file on disk, and compile the document again when its launches are in: the first diagnostics come
-        from what the file says, the truer ones as soon as they are ready."""
-        try:
-            info = os.stat(st.path)
-        except OSError:
-            return
-        key = (st.path, info.st_mtime_ns, info.st_size)
+    def _auto_capture(self, st: DocState, root: str, key: str) -> None:
+        """Run the file's launch code in the background (gpu/autocapture.py, bounded and sandboxed), once per content
+        of the files it runs (`key`), and compile the document again when its launches are in: the first diagnostics
+        come from what the file says, the truer ones as soon as they are ready."""
         if key in self._auto_started:
             return
         self._auto_started.add(key)
