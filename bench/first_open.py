@@ -58,30 +58,54 @@ def measure(files: list[tuple[str, str]], auto: bool, cache: str) -> dict:
 
     os.environ["TRITONLENS_CACHE_DIR"] = cache
     row = {"files": len(files), "kernels": 0, "compiled": 0, "warnings": 0, "assumed_warnings": 0, "errors": 0,
-           "src008": 0, "seconds": [], "failed": []}
+           "src008": 0, "seconds": [], "failed": [], "by_file": {}}
     settings = Settings(target="cuda:90", max_workers=2, auto_capture=auto, compile_timeout=120)
     with Checker(settings) as checker:
         for path, root in files:
+            before = {k: (list(v) if isinstance(v, list) else v) for k, v in row.items() if k != "by_file"}
             t0 = time.monotonic()
             report = checker.check_file(path, workspace_root=root)
             row["seconds"].append(time.monotonic() - t0)
-            if report.auto is not None and report.auto.failed and report.auto.outcome != "none":
-                row["failed"].append((os.path.relpath(path, root), report.auto.outcome, report.auto.message))
-            row["src008"] += sum(1 for f in report.findings if f.code == "SRC008")
-            for kr in report.kernels:
-                row["kernels"] += 1
-                ok = [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.ok]
-                if ok and not any(f.code == "SRC002" for f in kr.findings):
-                    row["compiled"] += 1
-                for cs in kr.compiled:
-                    assumed = any(origin_kind(o) == "assumed" for o in cs.spec.origins.values())
-                    for f in cs.findings:
-                        row["warnings"] += f.severity == "warning"
-                        row["assumed_warnings"] += f.severity == "warning" and assumed
-                        row["errors"] += f.severity == "error"
-                row["errors"] += sum(1 for f in kr.findings if f.severity == "error"
-                                     and not any(f is g for cs in kr.compiled for g in cs.findings))
+            _count(row, report, path, root, origin_kind)
+            row["by_file"][path] = {k: row[k] - before[k] if isinstance(row[k], int) else row[k][len(before[k]):]
+                                    for k in before if k != "files"}
     return row
+
+
+def _count(row: dict, report, path: str, root: str, origin_kind) -> None:
+    """Add one file's report to the counts of `row`."""
+    if report.auto is not None and report.auto.failed and report.auto.outcome != "none":
+        row["failed"].append((os.path.relpath(path, root), report.auto.outcome, report.auto.message))
+    row["src008"] += sum(1 for f in report.findings if f.code == "SRC008")
+    for kr in report.kernels:
+        row["kernels"] += 1
+        ok = [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.ok]
+        if ok and not any(f.code == "SRC002" for f in kr.findings):
+            row["compiled"] += 1
+        for cs in kr.compiled:
+            assumed = any(origin_kind(o) == "assumed" for o in cs.spec.origins.values())
+            for f in cs.findings:
+                row["warnings"] += f.severity == "warning"
+                row["assumed_warnings"] += f.severity == "warning" and assumed
+                row["errors"] += f.severity == "error"
+        row["errors"] += sum(1 for f in kr.findings if f.severity == "error"
+                             and not any(f is g for cs in kr.compiled for g in cs.findings))
+
+
+def _table(title: str, rows: list, paths: list[str]) -> None:
+    print(f"\n{title}:\n")
+    print("| run | kernels compiled | warnings | of them under assumed values | errors | SRC008 | "
+          "median s/file | max s/file | total s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, r in rows:
+        part = [r["by_file"][p] for p in paths]
+        total = {k: sum(x[k] for x in part) for k in ("kernels", "compiled", "warnings", "assumed_warnings",
+                                                      "errors", "src008")}
+        secs = sorted(s for x in part for s in x["seconds"]) or [0.0]
+        print(f"| {name} | {total['compiled']}/{total['kernels']} "
+              f"({100 * total['compiled'] / max(1, total['kernels']):.0f}%) | {total['warnings']} | "
+              f"{total['assumed_warnings']} | {total['errors']} | {total['src008']} | "
+              f"{secs[len(secs) // 2]:.1f} | {secs[-1]:.1f} | {sum(secs):.0f} |")
 
 
 def main() -> int:
@@ -102,15 +126,13 @@ def main() -> int:
     rows = []
     for name, auto, cache in runs:
         rows.append((name, measure(files, auto, cache)))
-    print(f"{len(files)} kernel files from {', '.join(os.path.basename(r) for r in roots)}; cuda:90, no GPU\n")
-    print("| run | kernels compiled | warnings | of them under assumed values | errors | SRC008 | "
-          "median s/file | max s/file | total s |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for name, r in rows:
-        secs = sorted(r["seconds"]) or [0.0]
-        print(f"| {name} | {r['compiled']}/{r['kernels']} ({100 * r['compiled'] / max(1, r['kernels']):.0f}%) | "
-              f"{r['warnings']} | {r['assumed_warnings']} | {r['errors']} | {r['src008']} | "
-              f"{secs[len(secs) // 2]:.1f} | {secs[-1]:.1f} | {sum(secs):.0f} |")
+    from tritonlens.frontend.launchers import find_launchers
+
+    launched = [p for p, r in files if find_launchers(p, open(p, encoding="utf-8").read(), r)]
+    print(f"{len(files)} kernel files from {', '.join(os.path.basename(r) for r in roots)}; cuda:90, no GPU")
+    _table(f"all {len(files)} kernel files", rows, [p for p, _ in files])
+    _table(f"the {len(launched)} files with launch code of their own (a __main__ block, tests, top-level launches, "
+           f"or a workspace test that imports them)", rows, launched)
     failed = rows[1][1]["failed"]
     if failed:
         print("\nlaunch code that did not run to the end (cold run):")

@@ -161,3 +161,23 @@ def test_floats_the_files_own_test_passes_through_a_wrapper_are_fp32():
     (kernel,) = discover("update.py", UPDATE, ".").kernels
     specs, _ = build_specs(kernel, "cuda:90", launches=find_launches("update_fn_kernel", {"update.py": UPDATE}))
     assert {s.signature["lr"] for s in specs} == {"fp32"} and {s.signature["wd"] for s in specs} == {"fp32"}
+
+
+def test_a_workspace_test_runs_for_the_module_its_package_reexports_not_a_backend_copy(tmp_path):
+    kernel = "import triton\n\n\n@triton.jit\ndef k(x_ptr):\n    pass\n\n\nclass NormFunction:\n    pass\n"
+    for folder in ("lib", "lib/ops", "lib/ops/backends", "lib/ops/backends/npu"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "lib/ops/__init__.py").write_text("from lib.ops.norm import NormFunction  # noqa: F401\n")
+    (tmp_path / "lib/ops/backends/npu/__init__.py").write_text("from .norm import NormFunction  # noqa: F401\n")
+    for p in ("lib/ops/norm.py", "lib/ops/backends/npu/norm.py", "lib/ops/other.py"):
+        (tmp_path / p).write_text(kernel)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_norm.py").write_text("from lib.ops import NormFunction\n\n\ndef test_norm():\n    pass\n")
+
+    def runs(rel: str) -> list[str]:
+        return [os.path.basename(x.path) for x in find_launchers(str(tmp_path / rel), kernel, str(tmp_path))]
+
+    assert runs("lib/ops/norm.py") == ["test_norm.py"]
+    assert runs("lib/ops/backends/npu/norm.py") == []  # defines the name too, but lib.ops takes it from elsewhere
+    assert runs("lib/ops/other.py") == []

@@ -132,7 +132,30 @@ def _defined_names(tree: ast.Module) -> set[str]:
     return out
 
 
-def imports_module(text: str, modules: set[str], defined: set[str]) -> int:
+def _reexports(path: str, modules: set[str], package: str, names: set[str]) -> bool:
+    """Whether `package` (an ancestor of the module at `path`) imports one of `names` from the module in its
+    `__init__.py` (`from pkg.ops.rms_norm import LigerRMSNormFunction` in `pkg/ops/__init__.py`): only then is a name
+    imported from the package the module's, and not another module's of the same name (a backend's copy)."""
+    full = max((n for n in modules if n.startswith(package + ".")), key=len, default=None)
+    if full is None:
+        return False
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(full.count(".") - 1 - package.count(".")):
+        folder = os.path.dirname(folder)
+    text, problem = read_source(os.path.join(folder, "__init__.py"))
+    if problem or text is None:
+        return False
+    rel = full[len(package) + 1:]
+    try:
+        tree = parse_module(text)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(n, ast.ImportFrom) and {a.name for a in n.names} & names
+               and ((not n.level and n.module in modules) or (n.level == 1 and n.module == rel))
+               for n in ast.walk(tree))
+
+
+def imports_module(text: str, modules: set[str], defined: set[str], path: str | None = None) -> int:
     """How directly `text` imports one of `modules`: 2 by its name, 1 a name the module defines from one of its
     packages (`from liger_kernel.ops import LigerRMSNormFunction`), 0 not at all (or not Python)."""
     if not any(n.rsplit(".", 1)[-1] in text for n in modules) and not any(x in text for x in defined):
@@ -150,9 +173,29 @@ def imports_module(text: str, modules: set[str], defined: set[str]) -> int:
             items = {a.name for a in node.names}
             if node.module in modules or any(f"{node.module}.{x}" in modules for x in items):
                 return 2
-            if any(n.startswith(node.module + ".") for n in modules) and items & defined:
+            if any(n.startswith(node.module + ".") for n in modules) and items & defined and (
+                    path is None or _reexports(path, modules, node.module, items & defined)):
                 best = 1
     return best
+
+
+def _first_of_its_name(path: str, root: str) -> bool:
+    """Whether no module of the same name lies closer to the top of its package: `test_rms_norm.py` is named for
+    `pkg/ops/rms_norm.py`, not for a backend's copy `pkg/ops/backends/npu/rms_norm.py`."""
+    folder, name = os.path.dirname(path), os.path.basename(path)
+    top = folder
+    while os.path.isfile(os.path.join(os.path.dirname(top), "__init__.py")) and top.startswith(root):
+        top = os.path.dirname(top)
+    depth = path.count(os.sep)
+    seen = 0
+    for d, dirs, files in os.walk(top):
+        dirs[:] = [x for x in dirs if x not in _SKIP and not x.startswith(".")]
+        seen += 1
+        if seen > MAX_SCANNED:
+            return True
+        if name in files and os.path.join(d, name) != path and os.path.join(d, name).count(os.sep) < depth:
+            return False
+    return True
 
 
 def _imports_package(text: str, modules: set[str]) -> bool:
@@ -183,8 +226,9 @@ def _importers(root: str, folders: tuple[str, ...], modules: set[str], defined: 
                 text, problem = read_source(p)
                 if problem or text is None:
                     continue
-                how = imports_module(text, modules, defined)
-                if not how and name in (f"test_{stem}.py", f"{stem}_test.py") and _imports_package(text, modules):
+                how = imports_module(text, modules, defined, own)
+                if not how and name in (f"test_{stem}.py", f"{stem}_test.py") and _imports_package(text, modules) \
+                        and _first_of_its_name(own, root):
                     how = 1  # named for the module, importing from its package (through a wrapper module)
                 if how:
                     scored.append((-how, 0 if stem in name else 1, p))

@@ -47,6 +47,17 @@ class _Names:
         self.where = "this file" if here else f"`{os.path.basename(path)}`"
         self.label = label
 
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        """Each test function's first case first, then each one's second, ...: a run cut at its time bound has
+        launched what every test launches, not every case of the first test."""
+        rank: dict[str, int] = {}
+        order = []
+        for i, item in enumerate(items):
+            name = f"{item.location[0]}::{getattr(item, 'originalname', None) or item.name}"
+            rank[name] = rank.get(name, -1) + 1
+            order.append((rank[name], i))
+        items[:] = [items[i] for _, i in sorted(order)]
+
     def pytest_runtest_setup(self, item) -> None:
         name = getattr(item, "originalname", None) or item.name
         _set_launcher(f"launched by `{name}` in {self.where}, no GPU")
