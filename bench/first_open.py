@@ -1,7 +1,7 @@
 """First open, no GPU, no captures: what a user sees on opening real kernel files, before and after the automatic
 capture of their own launch code (gpu/autocapture.py).
 
-    python bench/first_open.py [--liger] [DIR ...] [--timeout S] [--cache DIR]
+    python bench/first_open.py [--liger] [DIR ...] [--timeout SECONDS] [--cache DIR]
 
 Each DIR is a workspace (its kernel files are every `*.py` that defines a `@triton.jit` kernel, its tests stay tests);
 `--liger` adds Liger-Kernel's ops with its own tests (../shared/corpus/liger-kernel, or TRITONLENS_CORPUS), copied
@@ -51,7 +51,7 @@ def liger_copy(into: str) -> str:
     return root
 
 
-def measure(files: list[tuple[str, str]], auto: bool, cache: str) -> dict:
+def measure(files: list[tuple[str, str]], auto: bool, cache: str, timeout: float = 20.0) -> dict:
     from tritonlens.frontend.specs import origin_kind
     from tritonlens.pipeline import Checker
     from tritonlens.settings import Settings
@@ -59,7 +59,8 @@ def measure(files: list[tuple[str, str]], auto: bool, cache: str) -> dict:
     os.environ["TRITONLENS_CACHE_DIR"] = cache
     row = {"files": len(files), "kernels": 0, "compiled": 0, "warnings": 0, "assumed_warnings": 0, "errors": 0,
            "src008": 0, "seconds": [], "failed": [], "by_file": {}}
-    settings = Settings(target="cuda:90", max_workers=2, auto_capture=auto, compile_timeout=120)
+    settings = Settings(target="cuda:90", max_workers=2, auto_capture=auto, compile_timeout=120,
+                        auto_capture_timeout=timeout)
     with Checker(settings) as checker:
         for path, root in files:
             before = {k: (list(v) if isinstance(v, list) else v) for k, v in row.items() if k != "by_file"}
@@ -113,6 +114,7 @@ def main() -> int:
     ap.add_argument("dirs", nargs="*")
     ap.add_argument("--liger", action="store_true")
     ap.add_argument("--cache", help="keep the copies and the caches here")
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds each file's launch code may run (default 20)")
     args = ap.parse_args()
     work = args.cache or tempfile.mkdtemp(prefix="tritonlens-first-open-")
     roots = [os.path.abspath(d) for d in args.dirs]
@@ -125,7 +127,7 @@ def main() -> int:
             ("after, warm cache", True, os.path.join(work, "cache-after"))]
     rows = []
     for name, auto, cache in runs:
-        rows.append((name, measure(files, auto, cache)))
+        rows.append((name, measure(files, auto, cache, args.timeout)))
     from tritonlens.frontend.launchers import find_launchers
 
     launched = [p for p, r in files if find_launchers(p, open(p, encoding="utf-8").read(), r)]
