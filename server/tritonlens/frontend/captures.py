@@ -94,6 +94,9 @@ def _valid(obj: Any) -> str | None:
     if launches is not None and (isinstance(launches, bool) or not isinstance(launches, int)
                                  or not 0 <= launches < _MAX_INT):
         return "field 'launches' is not a non-negative integer"
+    by = obj.get("launched_by")  # what ran the launch (an automatic capture's test or script), in words
+    if by is not None and (not isinstance(by, str) or len(by) > 256 or not by.isprintable()):
+        return "field 'launched_by' is not a short printable string"
     if "no_gpu" in obj and not isinstance(obj["no_gpu"], bool):
         return "field 'no_gpu' is not a boolean"
     keys = obj.get("autotune_keys")

@@ -24,6 +24,9 @@ from ..writes import make_folder, write_file
 # Launch counts are written this often, at exit and on SIGTERM; a compile's first launch and each new autotuner choice
 # are written at once, so that a run killed outright (SIGKILL) still says what launched and what the autotuner chose.
 FLUSH_EVERY_S = 10.0
+# What is running the launches now, in words ("launched by `test_add` in this file, no GPU"): set by an automatic
+# capture (gpu/autocapture_run.py) before each launcher and test, written with each compile as `launched_by`.
+LAUNCHED_BY: list[str] = [""]
 
 # ---------------------------------------------------------------- the hook (runs inside the user's program)
 class _Hook:
@@ -58,6 +61,8 @@ class _Hook:
             role, _ = self.autotune_role()
             if role is not None:
                 rec["autotune"] = "trial" if role == "unknown" else role
+            if LAUNCHED_BY[0]:
+                rec["launched_by"] = LAUNCHED_BY[0]
             if self.no_gpu_target:
                 rec["no_gpu"] = True
                 if self.gpu:
