@@ -29,7 +29,7 @@ from .settings import Settings
 from .source import read_source
 from .device.run import RunDevice, run_devices
 from .gpu.autocapture import AutoCapture, AutoCapturer
-from .sidecar import FOLDER
+from .sidecar import FOLDER, find_workspace_root  # noqa: F401 — read from here by the presenters
 
 log = logging.getLogger(__name__)
 
@@ -73,42 +73,6 @@ class _Plan:
     kernels: list[_PlannedKernel] = field(default_factory=list)
     load_errors: set[tuple] = field(default_factory=set)  # (line, message) of SRC006 already reported in this file
     root: str = ""  # the workspace root the file was checked in
-
-
-def find_workspace_root(path: str) -> str:
-    """The folder that holds `.tritonlens/` (captures, baseline), walking up from `path` — first, because capture
-    paths are relative to it and a package that ships its own `pyproject.toml` inside the repository must not move
-    the root below them. That walk stops at the repository's root (the folder holding `.git`) and below the home
-    folder, never reaching `/`: a stray `~/.tritonlens` must not take over every project under home. Without one:
-    the nearest folder holding `.git`, `pyproject.toml` or `setup.py`; else the file's folder."""
-    start = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
-    for cur in _capture_search(start):
-        if os.path.isdir(os.path.join(cur, FOLDER)):
-            return cur
-    cur = start
-    while True:
-        for marker in (".git", "pyproject.toml", "setup.py"):
-            if os.path.exists(os.path.join(cur, marker)):
-                return cur
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return start
-        cur = parent
-
-
-def _capture_search(start: str) -> Iterator[str]:
-    """The folders searched for `.tritonlens/`: `start` and its parents up to the repository root (a folder holding
-    `.git`, included), never the home folder or above it (unless `start` is home itself), never `/`."""
-    home = os.path.realpath(os.path.expanduser("~"))
-    cur = start
-    while True:
-        real = os.path.realpath(cur)
-        if os.path.dirname(cur) == cur or (real == home and cur != start):
-            return
-        yield cur
-        if os.path.exists(os.path.join(cur, ".git")) or real == home:
-            return
-        cur = os.path.dirname(cur)
 
 
 def is_device_helper(kernel: KernelInfo, kernels: list[KernelInfo], text: str) -> bool:

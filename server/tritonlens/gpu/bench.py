@@ -498,7 +498,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.targets:
         print("tritonlens bench: give PATH or PATH::KERNEL", file=sys.stderr)
         return EXIT_ERROR
-    from ..pipeline import find_workspace_root
+    from ..sidecar import find_workspace_root
     from ..device.targets import has_local_gpu
 
     paths, kernel = [], None
