@@ -36,6 +36,7 @@ from typing import Any, Iterable
 
 from ..device import virtual_gpu
 from ..frontend.captures import identity, load_captures
+from ..model import timing_reliable
 from ..report.cost import bench_file, fmt_bytes, fmt_us, launch_bytes, static_floor_us
 from ..settings import target_arg
 
@@ -68,6 +69,8 @@ class BenchResult:
     # each distinct launch timed: {"grid", "count", "bytes", "time_us" (replay), "real_us", "error"}, the replayed first
     shapes: list[dict[str, Any]] = field(default_factory=list)
     time_us: float | None = None  # measured median
+    time_min_us: float | None = None  # ... and the fastest of those launches
+    timed: int = 0  # launches the median is of (after an untimed first one)
     floor_us: float | None = None  # static: bytes / peak bandwidth
     gpu: dict[str, Any] = field(default_factory=dict)
     measured: bool = False
@@ -207,10 +210,11 @@ def _child_main(job_file: str) -> int:
             launch()
             torch.cuda.synchronize()
             if warm:
-                out = {"n": n, "time_us": _warm_time_us(launch, torch)}
+                times = _warm_times_us(launch, torch)
             else:
-                ms = triton.testing.do_bench(launch, warmup=25, rep=100, return_mode="median")
-                out = {"n": n, "time_us": ms * 1000.0}
+                times = [ms * 1000.0 for ms in triton.testing.do_bench(launch, warmup=25, rep=100, return_mode="all")]
+            times.sort()
+            out = {"n": n, "time_us": times[len(times) // 2], "time_min_us": times[0], "timed": len(times)}
         except Exception as exc:  # noqa: BLE001 — one spec's failure is reported, the others go on
             out = {"n": n, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]}
             if "CUDA" in str(exc) or "illegal" in str(exc).lower():
@@ -221,8 +225,8 @@ def _child_main(job_file: str) -> int:
     return 0
 
 
-def _warm_time_us(launch, torch) -> float:
-    """The median of WARM_REPS launches, each between two events with a GPU spin queued before the first (L2 warm):
+def _warm_times_us(launch, torch) -> list[float]:
+    """The times of WARM_REPS launches, each between two events with a GPU spin queued before the first (L2 warm):
     the spin capture --time queues before a timed launch, for the same reason."""
     from .capture_hook import SLEEP_CYCLES
 
@@ -237,8 +241,7 @@ def _warm_time_us(launch, torch) -> float:
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) * 1000.0)
-    times.sort()
-    return times[len(times) // 2]
+    return times
 
 
 def _child_env() -> dict[str, str]:
@@ -279,11 +282,15 @@ def _take(results: list[BenchResult], unit: tuple[int, int], out: dict[str, Any]
     shape = r.shapes[k]
     if "time_us" in out:
         shape["time_us"] = out["time_us"]
+        for key in ("time_min_us", "timed"):
+            if key in out:
+                shape[key] = out[key]
     else:
         shape["error"] = out.get("error", "the replay failed")
     if k == 0:
         if "time_us" in out:
             r.time_us, r.measured, r.method = out["time_us"], True, METHOD_WARM if warm_l2 else METHOD
+            r.time_min_us, r.timed = out.get("time_min_us"), int(out.get("timed") or 0)
         else:
             r.error = shape["error"]
         if progress:
@@ -407,8 +414,12 @@ def render(results: list[BenchResult]) -> str:
             total = fmt_us(r.total_us)
             if r.covered is not None and r.covered < r.launches:
                 total += f" ({r.covered:,} of {r.launches:,} launches timed)"
-        row = (r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes),
-               fmt_us(t) if r.measured else "≥ " + fmt_us(t),
+        shown = fmt_us(t) if r.measured else "≥ " + fmt_us(t)
+        if r.measured and r.time_min_us is not None:
+            shown += f" (min {fmt_us(r.time_min_us)})"
+            if not timing_reliable({"time_us": r.time_us, "timed": r.timed, "time_min_us": r.time_min_us}):
+                shown += " unreliable"
+        row = (r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes), shown,
                f"{r.pct_of_peak:.0f}%" if r.pct_of_peak is not None else "-", _launches_text(r), total)
         if real:
             ratio = r.replay_vs_real
