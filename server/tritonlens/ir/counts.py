@@ -151,6 +151,12 @@ class IrCounts:
     dots: list[Dot]
     accesses: list[Access]
     values: dict[str, tuple] = field(default_factory=dict, repr=False)  # SSA scalar -> (op, operands...)
+    lines: dict[int, set] = field(default_factory=dict)  # source line -> the loops (None: none) its ops run in
+
+    def line_trips(self, trips: Trips) -> dict[int, float]:
+        """How many times each source line's ops run per program (the most-run of its ops): what per-line costs
+        (instructions, spill code) multiply by."""
+        return {ln: max(trips.of(lp) for lp in loops) for ln, loops in self.lines.items()}
 
     # ------------------------------------------------ evaluation
     def _deps(self) -> dict[str, frozenset]:
@@ -386,6 +392,7 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
     """The loops, dots and global accesses of the public kernel function in a TTIR or TTGIR text. `module`: the
     same text parsed by parse_mlir, to give each its source line."""
     lines_of: dict[int, int] = {}
+    src_lines: dict[int, set] = {}
     if module is not None:
         for op in module.ops:
             if op.loc is not None:
@@ -431,6 +438,8 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
                 stack.append(popped)
             continue
         current = next((x for x in reversed(stack) if x is not None), None)
+        if n in lines_of:
+            src_lines.setdefault(lines_of[n], set()).add(current)
         fm = _FOR.search(body) if "scf.for " in body else None
         if fm or (opens and " scf.while " in f" {body}"):
             # a while loop's trips are unknown: its bounds are no SSA values (counted once)
@@ -478,7 +487,7 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
             ops_ = [o.strip().split(" ")[0] for o in operands.split(",")]
             if all(o.startswith("%") for o in ops_):
                 values[name] = ("op", op, *ops_)
-    return IrCounts(args, loops, dots, accesses, values)
+    return IrCounts(args, loops, dots, accesses, values, src_lines)
 
 
 def _arg_list(line: str) -> str:
