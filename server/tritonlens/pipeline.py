@@ -22,16 +22,18 @@ from .compiler.cache import ArtifactCache
 from .compiler.pool import URGENT, CompileJob, CompileService
 from .frontend.loader import Slice, slice_module
 from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec, SpecVariant
-from .report.kernel import (demote_assumed_errors, error_finding, finish_report, load_error_finding,
-                     skipped_autotune_configs)
+from .checks.verdict import decide
+from .report.kernel import (error_finding, finish_report, load_error_finding, note_assumed,
+                            skipped_autotune_configs)
 from .settings import Settings
 from .source import read_source
 from .device.run import RunDevice, run_devices
+from .sidecar import FOLDER
 
 log = logging.getLogger(__name__)
 
 _SKIP_DIRS = {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages", "build", "dist",
-              ".tox", ".mypy_cache", ".pytest_cache", ".tritonlens"}
+              ".tox", ".mypy_cache", ".pytest_cache", FOLDER}
 _MAX_SCAN_FILES = 2000
 
 
@@ -76,7 +78,7 @@ def find_workspace_root(path: str) -> str:
     the nearest folder holding `.git`, `pyproject.toml` or `setup.py`; else the file's folder."""
     start = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
     for cur in _capture_search(start):
-        if os.path.isdir(os.path.join(cur, ".tritonlens")):
+        if os.path.isdir(os.path.join(cur, FOLDER)):
             return cur
     cur = start
     while True:
@@ -379,6 +381,7 @@ class Checker:
             measured = cost.load_bench(plan.root)
             rel = os.path.relpath(plan.report.path, plan.root).replace(os.sep, "/")
             cost.weigh(kr, measured, cost.file_time_us(measured, rel))
+            kr.findings = decide(kr.findings, self.settings)  # again, with what bench measured
         return kr
 
     # ------------------------------------------------------------------ steps
@@ -533,5 +536,5 @@ class Checker:
         if art.analysis is not None:  # made by a worker, or stored with the compile, for this very spec and inputs
             metrics, findings = art.analysis
             cs.metrics, cs.findings = dict(metrics), [replace(f, data=dict(f.data)) for f in findings]
-        demote_assumed_errors(spec, cs.findings)
+        note_assumed(spec, cs.findings)
         return cs

@@ -102,13 +102,6 @@ class Settings:
                 s.problems.append(f"tritonlens.{key}: {exc}; using the default {getattr(cls(), attr)!r}")
         return s
 
-    def severity_for(self, code: str, default: str) -> str | None:
-        """The configured severity of a rule, None when it is off."""
-        value = self.rules.get(code) or self.rules.get(code.rstrip("0123456789"))
-        if value == "off":
-            return None
-        return value or default
-
 
 def canonical_target(text: str) -> str:
     """A target as a user writes it (`auto`, `cuda:90`, `sm:90a`... `hip:gfx942`) made canonical: the one place such

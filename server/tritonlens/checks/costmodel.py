@@ -39,8 +39,11 @@ from typing import Any
 
 from ..model import timing_reliable
 from ._common import dtype_bits, in_kernel_file, numel, tensor_shape_dtype, threads
-from .launch import _env, _eval, _kernel_def
+from .facts import callee, eval_int, kernel_def, launch_env, pointer_param, tensor_accesses
+from .registry import cost_cause, cost_weighed
 from .resources import occupancy
+from ..units import fmt_us
+from .verdict import limit
 
 LAUNCH_US = 3.0  # a launch's fixed cost on the GPU (measured 3.4–3.9 µs for kernels of a few thousand elements)
 EFF_WIDE = 0.90  # share of the DRAM peak a streaming kernel reaches with 128-bit accesses
@@ -251,6 +254,7 @@ class Cost:
 
     # ------------------------------------------------ causes removed
     def without(self, cause: str, pointer: str = "") -> "Cost":
+        """The launch with `cause` removed (one of CAUSES: what a rule's `cost_cause` names)."""
         if cause == "narrow":
             return replace(self, narrow_bytes=0.0)
         if cause == "uncoalesced":
@@ -350,7 +354,7 @@ def loop_trips(loops: list[Loop], line: int, env: dict[str, int]) -> int:
     for first, last, it in loops:
         if not first < line <= last:
             continue
-        args = [_eval(a, env) for a in it.args[:3]]
+        args = [eval_int(a, env) for a in it.args[:3]]
         if any(a is None for a in args):
             continue
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
@@ -393,10 +397,9 @@ class KernelFacts:
     @classmethod
     def of(cls, ctx) -> "KernelFacts":
         from ..ir.mlir import layout_kind, layout_of
-        from .memory import _tensor_accesses
 
         gpu = ctx.gpu
-        fn = _kernel_def(ctx)
+        fn = kernel_def(ctx)
         occ = occupancy(ctx)
         n_threads = threads(ctx)
         in_flight = 0.0
@@ -444,7 +447,7 @@ class KernelFacts:
                     widest[ln] = max(widest.get(ln, 0), i.bits)
         tiles, narrow = [], set()
         for store in (False, True):
-            for acc in _tensor_accesses(ctx, store).values():
+            for acc in tensor_accesses(ctx, store).values():
                 tiles.append((acc.line, acc.col, acc.elem_bits, acc.per_thread * n_threads * acc.elem_bits / 8))
                 if widest and acc.per_thread * acc.elem_bits >= 128 and 0 < widest.get(acc.line, 128) < 128:
                     narrow.add(acc.line)
@@ -509,7 +512,7 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
         return None
     k = facts or KernelFacts.of(ctx)
     concurrent = min(programs, gpu.sms * k.resident)
-    env = _env(ctx, launch)
+    env = launch_env(ctx, launch)
     ir_trips = k.counts.trips(env, [int(g) for g in launch.get("grid") or []]) if k.counts is not None else None
     by_line = k.counts.line_trips(ir_trips) if ir_trips is not None else {}
 
@@ -609,7 +612,6 @@ def mean_launch_us(metrics: dict[str, Any]) -> float | None:
 def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, str, float]]:
     """(line, the tensor argument it addresses, bytes of its tile) of each TTGIR global access in the kernel's file
     whose pointer the kernel's AST traces to a tensor argument of the launch."""
-    from .coalescing import _callee, _pointer_param
     from ._common import source_index
 
     if k.fn is None:
@@ -618,33 +620,21 @@ def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, s
     pointers = set(tensors)
     by_line: dict[int, str] = {}
     for node in ast.walk(k.fn):
-        if isinstance(node, ast.Call) and _callee(node) in ("load", "store") and node.args:
-            p = _pointer_param(node.args[0], pointers, idx)
+        if isinstance(node, ast.Call) and callee(node) in ("load", "store") and node.args:
+            p = pointer_param(node.args[0], pointers, idx)
             if p:
                 by_line.setdefault(node.lineno, p)
     return [(line, by_line[line], tile) for line, _, _, tile in k.tiles if line in by_line]
 
 
-# ---------------------------------------------------------------- findings weighed by what their cause costs
-WARN_SHARE = 0.15  # a finding is worth a warning when its cause costs this share of the launch ...
-MIN_GAIN_US = 2.0  # ... and at least this much time per launch, in a launch not bound by the launch itself
-_CAUSE = {"PTX001": "narrow", "PTX002": "narrow", "LAUNCH003": "uncoalesced", "LAUNCH002": "grid",
-          "SASS001": "spill", "TTGIR002": "fma", "TTGIR001": "convert", "LAUNCH001": "lanes"}
-COST_WEIGHED = frozenset(_CAUSE)
-
-
-def fmt_us(us: float) -> str:
-    if us >= 1000:
-        return f"{us / 1000:.2f} ms"
-    if us >= 10:
-        return f"{us:.0f} µs"
-    return f"{us:.1f} µs"
+# ---------------------------------------------------------------- what each finding's cause costs
+CAUSES = frozenset({"narrow", "uncoalesced", "grid", "spill", "fma", "convert", "lanes"})  # what `without` removes
 
 
 def gain_of(cost: Cost, f) -> float | None:
     """The estimated time a finding's cause costs in the launch; None when the model has no estimate for it."""
-    cause = _CAUSE.get(f.code)
-    if cause is None:
+    cause = cost_cause(f.code)
+    if cause is None or cause not in CAUSES:
         return None
     if cause == "lanes":
         # masked lanes issue no memory requests: only a launch bound by its instructions loses their share
@@ -657,7 +647,7 @@ def gain_of(cost: Cost, f) -> float | None:
     return cost.gain_us(cause)
 
 
-_TAIL_CODES = ("PTX001", "PTX002", "LAUNCH001")
+_TAIL_CAUSES = ("narrow", "lanes")  # what the masked branch of the last block has and the full blocks do not
 
 
 def tail_branch_lines(fn: ast.FunctionDef | None) -> set[int]:
@@ -683,19 +673,15 @@ def tail_branch_lines(fn: ast.FunctionDef | None) -> set[int]:
 
 def _tail_findings(ctx, findings: list) -> set[int]:
     """Narrow accesses and idle lanes in the masked branch of a full/partial block split: one program of a launch
-    runs it, so they are infos whatever the launch (ids of the findings handled)."""
-    lines = tail_branch_lines(_kernel_def(ctx)) if ctx.source else set()
+    runs it, so they are at most infos whatever the launch (checks/verdict: a ceiling; ids of the findings handled)."""
+    lines = tail_branch_lines(kernel_def(ctx)) if ctx.source else set()
     done: set[int] = set()
     for f in findings:
-        if f.code in _TAIL_CODES and f.line in lines:
+        if cost_cause(f.code) in _TAIL_CAUSES and f.line in lines:
             done.add(id(f))
             f.data["tail_branch"] = True
-            if f.code in ctx.settings.rules or not ctx.settings.severity_from_cost:
-                continue
-            if f.severity == "warning":
-                f.severity = "info"
-            f.message += (" [an info: in the masked branch for the last, partial block — one program of a launch "
-                          "runs it; the full blocks take the unmasked path]")
+            limit(f, "info", "in the masked branch for the last, partial block — one program of a launch runs it; "
+                  "the full blocks take the unmasked path", "tail")
     return done
 
 
@@ -718,11 +704,11 @@ def launch_costs(ctx) -> list[tuple[dict[str, Any], Cost]]:
 
 
 def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
-    """Give every cost finding of a spec with captured launches its estimated gain (in `data` and its message) and a
-    severity from it. The gain is weighed over the spec's recorded launches by their counts, each launch's estimate
-    scaled to its measured time where the capture timed it (capture --time): a warning when removing the cause would
-    save WARN_SHARE of the spec's time and MIN_GAIN_US a launch, else an info that says why. A user's own severity for
-    a code (settings.rules) is left alone. Returns the launches' costs (for the metrics)."""
+    """Record on every cost-weighed finding of a spec with captured launches what its cause costs: its estimated gain,
+    the share of the spec's time, the launch's time and bound (`data["est_*"]`, and in its message). The gain is
+    weighed over the spec's recorded launches by their counts, each launch's estimate scaled to its measured time
+    where the capture timed it (capture --time). The severity that follows is the verdict's (checks/verdict.py).
+    Returns the launches' costs (for the metrics)."""
     tail = _tail_findings(ctx, findings)
     costs = launch_costs(ctx)
     if not costs:
@@ -733,10 +719,13 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
     launches = sum(weights)
     measured = all(c.measured_us for _, c in costs)
     main = costs[0][1]
+    # an estimate a trusted measured time contradicts, or of a kernel the calibration does not cover, is no ground to
+    # raise a severity on (the verdict reads est_trusted)
+    trusted = all(c.confidence in ("measured", "estimated") for _, c in costs)
     where = f"{ctx.gpu.short_name}, " + ("measured" if measured else "estimated" if not any(
         c.measured_us for _, c in costs) else "partly measured")
     for f in findings:
-        if f.code not in COST_WEIGHED or f.severity == "error" or id(f) in tail:
+        if not cost_weighed(f.code) or f.severity == "error" or id(f) in tail:
             continue
         gains = [gain_of(c, f) for _, c in costs]
         if all(g is None for g in gains):
@@ -747,30 +736,9 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
         launch_us = total / launches
         f.data.update({"est_gain_us": round(per_launch, 3), "est_share": round(share, 4),
                        "est_launch_us": round(launch_us, 3), "est_measured": measured, "est_bound": main.bound,
-                       "est_confidence": main.confidence})
+                       "est_short": launch_us < 2 * LAUNCH_US, "est_confidence": main.confidence,
+                       "est_trusted": trusted})
         pct = "<1%" if 0 < share < 0.01 else f"{share:.0%}"
-        head = (f" [cost: ~{fmt_us(per_launch)} of {fmt_us(launch_us)} a launch ({pct}; {where}; {main.bound}"
-                f"{main.confidence_note()})")
-        if f.code in ctx.settings.rules or not ctx.settings.severity_from_cost:
-            f.message += head + "]"
-            continue
-        short = launch_us < 2 * LAUNCH_US
-        if share >= WARN_SHARE and per_launch >= MIN_GAIN_US and not short:
-            if f.severity in ("info", "hint"):
-                f.severity = "warning"
-            f.message += head + "]"
-        else:
-            if f.severity == "warning":
-                f.severity = "info"
-            f.message += head + f" — an info: {_why_minor(main, share, per_launch, short)}]"
+        f.message += (f" [cost: ~{fmt_us(per_launch)} of {fmt_us(launch_us)} a launch ({pct}; {where}; {main.bound}"
+                      f"{main.confidence_note()})]")
     return costs
-
-
-def _why_minor(cost: Cost, share: float, gain_us: float, short: bool = False) -> str:
-    if short or cost.bound == "launch-bound":
-        return "a launch this short is bound by the launch itself, whatever the code"
-    if cost.bound == "memory-bound":
-        return f"memory-bound near the floor, removing it saves under {WARN_SHARE:.0%}"
-    if gain_us < MIN_GAIN_US:
-        return f"it saves under {fmt_us(MIN_GAIN_US)} a launch"
-    return f"it costs under {WARN_SHARE:.0%} of the launch"

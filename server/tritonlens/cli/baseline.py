@@ -7,9 +7,11 @@ import json
 import os
 import sys
 
-from ..report.cost import fmt_bytes
+from ..model import STAGES
+from ..units import fmt_bytes
 from ..source import python_files
 from .common import EXIT_ERROR, EXIT_OK, compile_flags, rel, settings_from
+from ..sidecar import BASELINE, is_sidecar_folder, sidecar_path
 
 
 def add_parser(sub) -> None:
@@ -31,7 +33,7 @@ def add_parser(sub) -> None:
     d.add_argument("paths", nargs="+", metavar="PATH")
     d.add_argument("--baseline", metavar="FILE", help="default: .tritonlens/baseline.json in the workspace root")
     d.add_argument("--format", choices=("text", "json"), default="text")
-    d.add_argument("--stage", choices=("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn"),
+    d.add_argument("--stage", choices=STAGES,
                    help="also a unified diff of this layer (locations, SSA and register numbers normalised)")
     compile_flags(d)
     d.set_defaults(run=run_diff)
@@ -51,13 +53,13 @@ def add_parser(sub) -> None:
 def baseline_root(baseline_file: str) -> str:
     """Paths in a baseline are relative to the folder holding its `.tritonlens/` (else to the file's own folder)."""
     folder = os.path.dirname(os.path.abspath(baseline_file))
-    return os.path.dirname(folder) if os.path.basename(folder) == ".tritonlens" else folder
+    return os.path.dirname(folder) if is_sidecar_folder(folder) else folder
 
 
 def default_baseline(paths: list[str]) -> str:
     from ..pipeline import find_workspace_root
 
-    return os.path.join(find_workspace_root(paths[0]), ".tritonlens", "baseline.json")
+    return sidecar_path(find_workspace_root(paths[0]), BASELINE)
 
 
 def rel_to(root: str):
@@ -106,7 +108,6 @@ def load_baseline(path: str) -> dict | None:
 
 
 def run_baseline_save(args) -> int:
-    from ..report.baseline import IR_STAGES
 
     out = args.output or default_baseline(args.paths)
     checked = file_reports(args)
@@ -120,7 +121,7 @@ def run_baseline_save(args) -> int:
     ir_dir = sidecar_dir(out)
     stale = set()
     for folder, _, names in os.walk(ir_dir):
-        stale.update(os.path.join(folder, n) for n in names if n.rsplit(".", 1)[-1] in IR_STAGES)
+        stale.update(os.path.join(folder, n) for n in names if n.rsplit(".", 1)[-1] in STAGES)
     keep = {s.strip() for s in args.ir.split(",")}
     for name, text in sidecar.items():
         if name.rsplit(".", 1)[-1] not in keep:

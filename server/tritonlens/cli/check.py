@@ -8,7 +8,7 @@ import sys
 
 from ..frontend.untrusted import printable
 from ..model import BROKEN_HERE, SEVERITY_RANK, Finding
-from ..report.cost import fmt_bytes
+from ..units import fmt_bytes
 from .baseline import baseline_root, load_baseline, rel_to
 from ..source import python_files
 from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError, compile_flags, rel, settings_from
@@ -177,8 +177,11 @@ def _unused_captures(files: list[str], reports, capture_file: str | None) -> lis
 def _gate(report, base: dict, base_file: str, settings) -> None:
     from ..report.baseline import gate_report
 
+    from ..checks.verdict import decide, explicit_severity
+
     rel = rel_to(baseline_root(base_file))(report.path)
-    gate_report(report, base, rel, settings.severity_for("BASE001", "warning"))
+    found = gate_report(report, base, rel, None if explicit_severity(settings, "BASE001") == "off" else "warning")
+    decide(found, settings)  # the rule proposes a warning; the user's setting is the verdict's last word
 
 
 def _baseline_state(f: Finding) -> dict:

@@ -9,8 +9,9 @@ import os
 from typing import Any, Iterator
 
 from .untrusted import UntrustedFile, printable, read_text
+from ..sidecar import CAPTURES, FOLDER, is_sidecar_folder
 
-CAPTURE_FILE = os.path.join(".tritonlens", "captures.jsonl")
+CAPTURE_FILE = os.path.join(FOLDER, CAPTURES)
 
 
 def captures_path(workspace_root: str) -> str:
@@ -248,7 +249,7 @@ def capture_root(file: str, workspace_root: str) -> str:
     """The folder a capture file's paths are relative to: the one holding its `.tritonlens/` folder, else the
     file's own folder when it lies elsewhere (`--captures runs/h200.jsonl`), else the workspace root."""
     folder = os.path.dirname(os.path.abspath(file))
-    if os.path.basename(folder) == ".tritonlens":
+    if is_sidecar_folder(folder):
         return os.path.dirname(folder)
     return folder if os.path.isfile(file) else workspace_root
 

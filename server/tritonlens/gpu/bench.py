@@ -37,7 +37,8 @@ from typing import Any, Iterable
 from ..device import virtual_gpu
 from ..frontend.captures import identity, load_captures
 from ..model import timing_reliable
-from ..report.cost import bench_file, fmt_bytes, fmt_us, launch_bytes, static_floor_us
+from ..report.cost import bench_file, launch_bytes, static_floor_us
+from ..units import fmt_bytes, fmt_us
 from ..settings import target_arg
 
 EXIT_OK, EXIT_ERROR = 0, 2

@@ -28,6 +28,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
+from ..checks.registry import facts as rule_facts
 from ..model import Finding, KernelReport
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -47,12 +48,6 @@ METRICS: dict[str, tuple[str, ...]] = {
     "registers_per_thread": ("launch__registers_per_thread",),
 }
 
-# which finding each measurement confirms, and when it counts as confirmed
-_CONFIRMS: dict[str, tuple[str, ...]] = {
-    "SASS001": ("local_loads", "local_stores"),
-    "TTGIR001": ("shared_bank_conflicts_ld", "shared_bank_conflicts_st", "barrier_stall_ratio"),
-    "RES002": ("achieved_occupancy_pct",),
-}
 
 
 @dataclass
@@ -383,7 +378,8 @@ def confirm_findings(report: KernelReport, result: ProfileResult) -> list[Findin
     kinfo = report.kernel
     target = next((cs.spec.target for cs in report.compiled), None)
     for f in report.findings:
-        if f.code not in _CONFIRMS:
+        rule = rule_facts(f.code)
+        if rule is None or not any(k in m for k in rule.profile_metrics):  # the metrics its rule says confirm it
             continue
         msg = _confirmation(f, m)
         if msg is None:

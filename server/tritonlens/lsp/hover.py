@@ -8,7 +8,7 @@ from urllib.parse import quote
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from ..report.cost import fmt_bytes
+from ..units import fmt_bytes
 from ..report.irviews import STAGE_TITLES, compiled_specs, summary, view_for
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from .. import __version__
 from ..ir.linemap import same_file
-from .cost import fmt_bytes
+from ..units import fmt_bytes
 from .irviews import _PADDING, STAGE_TITLES, view_for
 from ..model import CompiledSpec, Finding, KernelReport, Spec
 from .kernel import _spec_values, config_labels

@@ -7,6 +7,7 @@ import re
 from ..model import SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
 from ..settings import Settings
 from ..source import parse_module
+from ..checks.verdict import decide, limit, outcome
 from ..frontend.specs import ASSUMED, CONFIG_LABEL
 
 _OWN_PREFIX = {"Timeout": "compile timed out", "WorkerCrash": "compiler crashed", "InternalError": "internal error",
@@ -194,20 +195,21 @@ def assumed_values(spec: Spec) -> list[str]:
             and spec.origins.get(n, "").startswith(ASSUMED)]
 
 
-def demote_assumed_errors(spec: Spec, findings: list[Finding]) -> None:
-    """An error-level finding of a rule (RES001: shared memory over the limit) made under values tritonlens assumed
-    — a pointer typed `*fp32` may be fp16 in the real launch, which halves a tile — is the user's only once those
-    values are the user's: a warning that names them, not an error. (SRC001 has its own, finer rule.)"""
+def note_assumed(spec: Spec, findings: list[Finding]) -> None:
+    """A rule's finding made under values tritonlens assumed — a pointer typed `*fp32` may be fp16 in the real launch,
+    which halves a tile; an int taken for `i32` with no known divisibility narrows every access it bounds — holds for
+    tritonlens's guess, not yet for the user's code: at most an info that names the values and how to supply them
+    (checks/verdict: a ceiling). SRC001 has its own, finer rule (error_finding)."""
     assumed = assumed_values(spec)
     if not assumed:
         return
     shown = ", ".join(f"{n}={spec.signature[n]}" for n in assumed[:4]) + (", …" if len(assumed) > 4 else "")
     for f in findings:
-        if f.severity == "error" and f.code != "SRC001":
-            f.severity = "warning"
-            f.message += (f" — compiled with {shown} assumed (no capture, hint or launch site gives "
-                          f"{'it' if len(assumed) == 1 else 'them'}): a hint or a capture makes this certain")
-            f.data["assumed"] = assumed
+        if f.code.startswith("SRC"):
+            continue
+        limit(f, "info", f"compiled with {shown} assumed (no capture, hint or launch site gives "
+              f"{'it' if len(assumed) == 1 else 'them'}): a hint or a capture makes this certain", "assumed")
+        f.data["assumed"] = assumed
 
 
 def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pending: bool = False) -> None:
@@ -232,7 +234,7 @@ def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pend
         for f in cs.findings:
             if f.code != "RES001":
                 continue
-            f.severity = "warning"
+            limit(f, "warning", "the autotuner skips this config at run time", "skipped", said=True)
             f.message = (f"{which} cannot launch on {f.data.get('target', cs.spec.target)}: "
                          f"{f.message.split(' [')[0]}; the autotuner skips it at run time (its OutOfResources is "
                          f"caught while benchmarking), so it only costs tuning time — remove or shrink it")
@@ -245,9 +247,10 @@ def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pend
 
 def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Settings) -> KernelReport:
     """Merge the findings of every compiled spec: one finding per (code, line, column) — one diagnostic per line, not
-    one per spec. The most severe variant, from the first (highest-ranked) spec, speaks for the group; when it holds in
-    only some specs, it says in which ("in 1 of 2 configs: BLOCK_M=128, ..."), and `data["configs"]` lists them all
-    (for hovers)."""
+    one per spec. The variant the verdict finds most severe, from the first (highest-ranked) spec, speaks for the
+    group; when it holds in only some specs, it says in which ("in 1 of 2 configs: BLOCK_M=128, ..."), and
+    `data["configs"]` lists them all (for hovers). The severities are the verdict's (`verdict.decide`, once every
+    evidence is in: the pipeline calls it after what bench measured)."""
     total = len(kr.compiled)
     groups: dict[tuple, list[tuple[CompiledSpec, Finding]]] = {}
     order: list[tuple] = []
@@ -262,7 +265,7 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
     labels = config_labels([cs.spec for cs in kr.compiled])
     for key in order:
         items = groups[key]
-        first = min((f for _, f in items), key=lambda f: SEVERITY_RANK.get(f.severity, 3))
+        first = min((f for _, f in items), key=lambda f: SEVERITY_RANK.get(outcome(f, settings).severity or "", 4))
         specs = {cs.spec.key() for cs, _ in items}
         shown: list[str] = []
         for cs, _ in items:
@@ -278,8 +281,7 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
         if roles == {"trial"}:
             # Only configs the autotuner tried and did not keep: the kernel never runs them — said, not alarmed.
             differ += " — only in autotuner trials, which the kernel does not run"
-            if SEVERITY_RANK.get(first.severity, 3) < SEVERITY_RANK["info"]:
-                first.severity = "info"
+            limit(first, "info", "only in autotuner trials", "trials", said=True)
         if total > 1 and len(specs) < total:
             text = "; ".join(shown[:3]) + (f"; … {len(shown) - 3} more" if len(shown) > 3 else "")
             first.message = f"{first.message} (in {len(specs)} of {total} {what}: {text}{differ})"
@@ -290,13 +292,8 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
         first.data["specs"] = sorted(specs)
         first.data["configs"] = shown
         merged.append(first)
-    for f in spec_findings:
-        sev = settings.severity_for(f.code, f.severity)
-        if sev is None:
-            continue
-        f.severity = sev
-        merged.append(f)
-    kr.findings = sorted(merged, key=Finding.sort_key)
+    merged.extend(spec_findings)
+    kr.findings = sorted(decide(merged, settings), key=Finding.sort_key)
     return kr
 
 
