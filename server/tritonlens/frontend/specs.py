@@ -443,7 +443,7 @@ def capture_launch_records(cap: dict[str, Any]) -> list[dict[str, Any]]:
     counts = cap.get("launch_counts")
     if isinstance(counts, list) and counts:
         records = [clean_launch({**item["launch"], "count": item.get("count"), "time_us": item.get("time_us"),
-                                 "timed": item.get("timed")})
+                                 "timed": item.get("timed"), "time_min_us": item.get("time_min_us")})
                    for item in counts if isinstance(item, dict) and isinstance(item.get("launch"), dict)]
         return merge_launch_records([r for r in records if r is not None and "count" in r])
     return [r for r in [clean_launch(cap.get("launch"))] if r is not None]

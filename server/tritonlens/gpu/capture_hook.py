@@ -325,11 +325,14 @@ class _Hook:
 
 def _launch_counts(dist: dict[tuple, list], times: dict[tuple, tuple]) -> list[dict[str, Any]]:
     """The `launch_counts` of a summary line: the most-launched distinct launches first (at most MAX_LAUNCH_SHAPES,
-    and the timed ones), each with its count and, when timed, its median time and the number of timed launches."""
+    and the timed ones), each with its count and, when timed, its median and minimum time and the number of timed
+    launches."""
     items = {key: {"launch": launch, "count": count} for key, (count, launch) in dist.items()}
-    for key, (launch, us, n) in times.items():
+    for key, (launch, us, n, *low) in times.items():
         item = items.setdefault(key, {"launch": launch, "count": 0})
         item.update(time_us=round(us, 3), timed=n)
+        if low:
+            item["time_min_us"] = round(low[0], 3)
     ranked = sorted(items.values(), key=lambda x: -x["count"])
     kept = ranked[:MAX_LAUNCH_SHAPES] + [x for x in ranked[MAX_LAUNCH_SHAPES:] if "timed" in x][:MAX_LAUNCH_SHAPES]
     while kept and len(json.dumps(kept, default=str)) > MAX_LINE // 4:  # a line readers accept, whatever the args
@@ -343,7 +346,9 @@ SLEEP_CYCLES = 500_000  # torch.cuda._sleep before a timed launch: 0.25 ms at 2 
 class LaunchTimer:
     """`capture --time`: the GPU time of real launches, measured in the user's own run.
 
-    For each distinct launch (launch_key: grid, scalars, tensor geometry) its first TIMED_PER_LAUNCH counted launches
+    For each distinct launch (launch_key: grid, scalars, tensor geometry) its first counted launch is left untimed (the
+    first launch of a compile loads the module, and a new launch finds its tensors cold in the TLB), and the next
+    TIMED_PER_LAUNCH counted launches
     (no autotuner trial, no warmup, none made while a CUDA graph is being captured) get two CUDA timing events on the
     current stream — the one Triton launches on: the start recorded by Triton's `launch_enter_hook`, which the
     launcher calls after binding the arguments and right before its own argument checks and the driver's
@@ -352,7 +357,8 @@ class LaunchTimer:
     launch: the start event fires when the spin ends, right before the kernel. (Without it, on a GPU left idle — a
     program that synchronizes after each launch, as tests do — the events measured the host's submission too: 40-100
     µs for kernels that run in 4.) The number written is the median over those launches of the time between the two
-    events on the GPU, in µs: the kernel's run, with the data where the program left it (L2 warm or cold), and, with
+    events on the GPU, in µs (and their minimum, which says how wide their spread was: a launch timed too few times
+    or with too wide a spread is shown but trusted by no estimate, see model.timing_reliable): the kernel's run, with the data where the program left it (L2 warm or cold), and, with
     programmatic dependent launch, the overlap with the kernel before. Not Triton's Python launch path, nor other
     streams' work. A launch whose host submission outlasts the spin (a pause of the process) still counts the wait:
     the median of several launches keeps such a one out.
@@ -368,7 +374,7 @@ class LaunchTimer:
 
         self.torch = torch
         self.hook = hook
-        self._budget: dict[tuple, int] = {}  # launch_key -> launches timed so far
+        self._budget: dict[tuple, int] = {}  # launch_key -> launches seen so far (the first is not timed)
         self._pending: list[tuple[str, tuple, Any, Any]] = []  # (identity, key, start event, end event)
         self._samples: dict[tuple[str, tuple], list[float]] = {}
         self._launches: dict[tuple[str, tuple], dict[str, Any]] = {}
@@ -417,13 +423,16 @@ class LaunchTimer:
             args, kwargs, seen = ctx
             key = launch_key(seen.get("grid"), args, kwargs)
             try:
-                done = self._budget.get(key, 0) if key is not None else TIMED_PER_LAUNCH
+                done = self._budget.get(key, 0) if key is not None else TIMED_PER_LAUNCH + 1
             except TypeError:  # an unhashable grid: counted (not described), never timed
                 return
             local.launch_key = key
-            if done >= TIMED_PER_LAUNCH or (not done and len(self._budget) >= self.MAX_KEYS):
+            if done > TIMED_PER_LAUNCH or (not done and len(self._budget) >= self.MAX_KEYS):
                 return
             if self.hook.autotune_role()[0] in ("trial", "unknown"):
+                return
+            if not done:  # its first launch: seen, not timed
+                self._budget[key] = 1
                 return
             cuda = self.torch.cuda
             if cuda.is_current_stream_capturing():
@@ -463,8 +472,8 @@ class LaunchTimer:
                 self._launches[(ident, key)] = described
             self._pending.append((ident, key, *events))
 
-    def collect(self, final: bool = False) -> dict[str, dict[tuple, tuple[dict[str, Any], float, int]]]:
-        """identity -> {launch_key: (launch, median µs, timed launches)} for the distinct launches whose timed
+    def collect(self, final: bool = False) -> dict[str, dict[tuple, tuple[dict[str, Any], float, int, float]]]:
+        """identity -> {launch_key: (launch, median µs, timed launches, min µs)} for the distinct launches whose timed
         launches have all ended (`final`: all of them, waiting for the last), each given once."""
         import statistics
 
@@ -481,7 +490,7 @@ class LaunchTimer:
                 self._samples.setdefault((ident, key), []).append(start.elapsed_time(end) * 1000.0)
             except Exception as exc:  # noqa: BLE001 — a context gone at exit: that sample is lost
                 _warn(f"could not read a launch's time: {type(exc).__name__}: {exc}")
-        out: dict[str, dict[tuple, tuple[dict[str, Any], float, int]]] = {}
+        out: dict[str, dict[tuple, tuple[dict[str, Any], float, int, float]]] = {}
         with self._lock:
             self._pending = still + self._pending
             waiting = {(i, k) for i, k, _, _ in self._pending}
@@ -489,7 +498,7 @@ class LaunchTimer:
                 if ik in self._written or not xs or ik in waiting:
                     continue
                 if len(xs) >= TIMED_PER_LAUNCH or final:
-                    out.setdefault(ik[0], {})[ik[1]] = (self._launches[ik], statistics.median(xs), len(xs))
+                    out.setdefault(ik[0], {})[ik[1]] = (self._launches[ik], statistics.median(xs), len(xs), min(xs))
                     self._written.add(ik)
         return out
 
