@@ -17,7 +17,7 @@ from ..frontend.captures import CAPTURE_FILE, IDENTITY_FIELDS, MAX_LINE, identit
 from .capture_file import CaptureWriter
 from .capture_record import (ENV_DUMP, ENV_FILE, ENV_INTERPRET, ENV_NO_GPU, ENV_ROOT, ENV_TALLY, ENV_TIME,
                              MAX_LAUNCH_SHAPES, TIMED_PER_LAUNCH, VERSION, _MAX_TRACKED, _jsonable, _target_string,
-                             describe_launch, launch_key, record_from_hook)
+                             describe_launch, launch_key, record_from_hook, tuning_record)
 from .patching import wrap_once
 from ..writes import make_folder, write_file
 
@@ -151,14 +151,19 @@ class _Hook:
 
         def autotune_and_note(tuner, *args, **kwargs):
             stack = hook.local.__dict__.setdefault("tuning", [])
-            frame = {"tuner": tuner, "key": _autotune_key(tuner, args, kwargs), "bench": False, "trials": 0}
+            frame = {"tuner": tuner, "key": _autotune_key(tuner, args, kwargs), "bench": False, "trials": 0,
+                     "measured": {}, "grid": None, "chosen_grid": None}
             if hook.no_gpu_target:
                 tuner.cache_results = False  # timings measured without a GPU are no timings: never cache them
+            before = tuner.__dict__.get("configs_timings")
             stack.append(frame)
             try:
                 return run(tuner, *args, **kwargs)
             finally:
                 stack.pop()
+                after = tuner.__dict__.get("configs_timings")
+                if after is not None and after is not before and not hook.no_gpu_target:
+                    hook.note_tuning(tuner, frame, after, args, kwargs)
 
         autotune_and_note.__tritonlens_capture__ = True  # type: ignore[attr-defined]
         return autotune_and_note
@@ -178,15 +183,37 @@ class _Hook:
             if frame["key"] is not None:
                 trials = tuner.__dict__.setdefault("_tritonlens_trials", {})
                 trials[frame["key"]] = max(trials.get(frame["key"], 0), frame["trials"])
+            frame["grid"] = None
+            started = time.perf_counter()
             try:
                 return bench(tuner, *args, **kwargs)
             finally:
                 frame["bench"] = was
+                config = kwargs.get("config")
+                if config is not None and "measured" in frame:  # _bench: its wall time (compile and timing runs)
+                    frame["measured"][id(config)] = (time.perf_counter() - started, frame["grid"])
                 if frame["key"] is None and stack and stack[-1] is frame and not was:
                     stack.pop()
 
         trial.__tritonlens_capture__ = True  # type: ignore[attr-defined]
         return trial
+
+    def note_tuning(self, tuner: Any, frame: dict[str, Any], timings: dict[Any, Any], args: tuple,
+                    kwargs: dict[str, Any]) -> None:
+        """What the autotuner measured for one key (its own `configs_timings`, kept after its benchmark): one tuning
+        line. Costs no GPU time: the times are the autotuner's; the grids and wall times were seen on the way."""
+        try:
+            jit_function = tuner.fn
+            while not hasattr(jit_function, "arg_names") or not hasattr(jit_function, "fn"):
+                jit_function = jit_function.fn
+            rec = tuning_record(tuner=tuner, jit_function=jit_function, key=frame["key"], timings=timings,
+                                measured=frame["measured"], chosen_grid=frame["chosen_grid"], args=args,
+                                kwargs=kwargs, benchmarked=frame["trials"] > 0, target=self._target(),
+                                root=self.root, triton_version=self.triton_version)
+            if rec is not None:
+                self.writer.append_records([rec])
+        except Exception as exc:  # noqa: BLE001 — never break the user's program
+            _warn(f"could not record the autotuner's timings: {type(exc).__name__}: {exc}")
 
     # ------------------------------------------------ launches
     def count_launch(self, ident: str | None, launch: tuple | None = None, key: tuple | None = None) -> None:
@@ -306,6 +333,11 @@ class _Hook:
                         hook.note_compile(rec)
                     except Exception as exc:  # noqa: BLE001
                         _warn(f"could not record a launch: {type(exc).__name__}: {exc}")
+                stack = getattr(hook.local, "tuning", None)
+                if stack and not warmup:  # the grid of an autotuner's trial, or of its launch with the chosen config
+                    slot = "grid" if stack[-1]["bench"] else "chosen_grid"
+                    if stack[-1].get(slot, 0) is None:
+                        stack[-1][slot] = seen_grid.get("grid")
                 if not warmup:
                     known = hook._kernels.get(id(ret)) if ret is not None else None
                     ident = known[1] if known else getattr(hook.local, "launched", None)
