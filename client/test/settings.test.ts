@@ -15,7 +15,7 @@ const EXPECTED_KEYS = [
   'target', 'extraTargets', 'compileOn', 'compileTimeout', 'maxWorkers',
   'moduleExecution', 'stormThreshold', 'rules', 'interpreter',
   'allCaptures', 'maxCapturedSpecs', 'compileMemoryMB', 'maskedLaneThreshold', 'gridFillThreshold', 'smCount',
-  'gpu', 'env', 'severityFromCost',
+  'gpu', 'env', 'severityFromCost', 'autoCapture', 'autoCaptureTimeout',
 ];
 
 const fromObject = (values: Record<string, unknown>) => (key: string) => values[key];
@@ -27,7 +27,8 @@ test('initializationOptions has exactly the documented keys, camelCase, with def
     target: 'auto', extraTargets: [], compileOn: 'save', compileTimeout: 60, maxWorkers: 0,
     moduleExecution: 'definitions', stormThreshold: 3, rules: {}, interpreter: [],
     allCaptures: false, maxCapturedSpecs: 12, compileMemoryMB: 8192, maskedLaneThreshold: 0.25,
-    gridFillThreshold: 0.75, smCount: 0, gpu: '', env: {}, severityFromCost: true,
+    gridFillThreshold: 0.75, smCount: 0, gpu: '', env: {}, severityFromCost: true, autoCapture: true,
+    autoCaptureTimeout: 20,
   });
 });
 
@@ -37,7 +38,7 @@ test('user values are passed through', () => {
     maxWorkers: 4, moduleExecution: 'full', stormThreshold: 5, rules: { RES002: 'off', PTX001: 'error' },
     interpreter: ['/opt/venv/bin/python'], allCaptures: true, maxCapturedSpecs: 4, compileMemoryMB: 0,
     maskedLaneThreshold: 0.5, gridFillThreshold: 0.9, smCount: 114, gpu: 'h200', env: { MYLIB_DEVICE: 'cuda' },
-    severityFromCost: false,
+    severityFromCost: false, autoCapture: false, autoCaptureTimeout: 45,
   };
   assert.deepEqual(initializationOptions(readSettings(fromObject(values))), values);
 });

@@ -92,6 +92,9 @@ register_meta("SRC006", "module-not-importable", "warning",
 register_meta("SRC007", "not-compiled-here", "info",
               "tritonlens could not finish a compile (its memory bound or time-out, a crashed worker, a missing "
               "compiler tool, its own bug): a limit of tritonlens, not an error in the kernel")
+register_meta("SRC008", "launch-code-not-run", "info",
+              "the file's own launch code (its tests, its __main__ block), run without a GPU to learn its kernels' "
+              "specs, hung, ran out of memory or failed before it launched one: a limit of tritonlens, not an error")
 register_meta("SRC004", "bad-hint", "warning", "a `# tritonlens:` hint comment has a value tritonlens cannot use")
 register_meta("BASE001", "regressed-from-baseline", "warning",
               "with --baseline: a kernel got worse than the baseline (new finding, more spills, registers or "

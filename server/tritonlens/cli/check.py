@@ -65,6 +65,8 @@ def run(args) -> int:
                 _gate(report, base, args.baseline, settings)
             if args.format == "text":
                 _print_text(report, select, quiet=args.quiet)
+                if report.auto is not None and report.auto.outcome != "none" and not args.quiet:
+                    print(f"  {rel(report.path)}: {report.auto.summary(report.path)}")
     for msg in _unused_captures(files, reports, args.captures):
         print(f"tritonlens: {msg}", file=sys.stderr)
     findings = [f for r in reports for f in r.all_findings() if keep(f, select)]

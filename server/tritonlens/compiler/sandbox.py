@@ -392,11 +392,31 @@ def command(python: str, entry: str, args: list[str], folder: str, cwd: str | No
     `gpu`: the local GPU's nodes, tools and driver stay usable; `tools`: where the vendor-tool stand-ins are
     written (before confinement, then read-only). Start it with `cwd=folder`, a folder of its own."""
     env = clean_env(folder, PACKAGE_ROOT, extra_env)
+    if gpu and not env.get("TRITON_LIBCUDA_PATH"):
+        found = libcuda_dir()
+        if found:  # Triton's driver would run `ldconfig -p` to find it: a program the confined process may not run
+            env["TRITON_LIBCUDA_PATH"] = found
     box = {"folder": folder, "tools": tools, "gpu": gpu, "support": support_modules(), "entry": entry,
            "cwd": os.path.abspath(cwd) if cwd else None}
     import json
 
     return [python, "-I", "-c", _BOOT, PACKAGE_ROOT, json.dumps(box), *args], env
+
+
+def libcuda_dir() -> str | None:
+    """The folder of the driver's libcuda.so.1, as `ldconfig -p` lists it (read here, before confinement)."""
+    import subprocess
+
+    for ldconfig in ("/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"):
+        try:
+            out = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        for line in out.splitlines():
+            if "libcuda.so.1" in line and "=>" in line:
+                return os.path.dirname(line.split("=>", 1)[1].strip())
+        return None
+    return None
 
 
 def kill_group(proc) -> None:

@@ -38,6 +38,7 @@ from ..compiler import sandbox
 from ..device import virtual_gpu
 from ..frontend.captures import identity, load_captures
 from ..frontend.untrusted import printable
+from ..model import timing_reliable
 from ..report.cost import bench_file, launch_bytes, static_floor_us
 from ..units import fmt_bytes, fmt_us
 from ..settings import target_arg
@@ -71,6 +72,8 @@ class BenchResult:
     # each distinct launch timed: {"grid", "count", "bytes", "time_us" (replay), "real_us", "error"}, the replayed first
     shapes: list[dict[str, Any]] = field(default_factory=list)
     time_us: float | None = None  # measured median
+    time_min_us: float | None = None  # ... and the fastest of those launches
+    timed: int = 0  # launches the median is of (after an untimed first one)
     floor_us: float | None = None  # static: bytes / peak bandwidth
     gpu: dict[str, Any] = field(default_factory=dict)
     measured: bool = False
@@ -210,10 +213,11 @@ def _child_main(job_file: str) -> int:
             launch()
             torch.cuda.synchronize()
             if warm:
-                out = {"n": n, "time_us": _warm_time_us(launch, torch)}
+                times = _warm_times_us(launch, torch)
             else:
-                ms = triton.testing.do_bench(launch, warmup=25, rep=100, return_mode="median")
-                out = {"n": n, "time_us": ms * 1000.0}
+                times = [ms * 1000.0 for ms in triton.testing.do_bench(launch, warmup=25, rep=100, return_mode="all")]
+            times.sort()
+            out = {"n": n, "time_us": times[len(times) // 2], "time_min_us": times[0], "timed": len(times)}
         except Exception as exc:  # noqa: BLE001 — one spec's failure is reported, the others go on
             out = {"n": n, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]}
             if "CUDA" in str(exc) or "illegal" in str(exc).lower():
@@ -224,8 +228,8 @@ def _child_main(job_file: str) -> int:
     return 0
 
 
-def _warm_time_us(launch, torch) -> float:
-    """The median of WARM_REPS launches, each between two events with a GPU spin queued before the first (L2 warm):
+def _warm_times_us(launch, torch) -> list[float]:
+    """The times of WARM_REPS launches, each between two events with a GPU spin queued before the first (L2 warm):
     the spin capture --time queues before a timed launch, for the same reason."""
     from .capture_hook import SLEEP_CYCLES
 
@@ -240,8 +244,7 @@ def _warm_time_us(launch, torch) -> float:
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) * 1000.0)
-    times.sort()
-    return times[len(times) // 2]
+    return times
 
 
 def replay_main(argv: list[str]) -> None:
@@ -264,7 +267,13 @@ def replay_record(line: str, jobs: int) -> dict[str, Any] | None:
         return None
     t = rec.get("time_us")
     if type(t) in (int, float) and math.isfinite(t) and t > 0:
-        return {"n": rec["n"], "time_us": float(t)}
+        out: dict[str, Any] = {"n": rec["n"], "time_us": float(t)}
+        low = rec.get("time_min_us")
+        if type(low) in (int, float) and math.isfinite(low) and 0 < low <= t:
+            out["time_min_us"] = float(low)
+        if type(rec.get("timed")) is int and 0 < rec["timed"] <= 1_000_000:
+            out["timed"] = rec["timed"]
+        return out
     if isinstance(rec.get("error"), str):
         return {"n": rec["n"], "error": printable(rec["error"][:300])}
     return None
@@ -300,11 +309,15 @@ def _take(results: list[BenchResult], unit: tuple[int, int], out: dict[str, Any]
     shape = r.shapes[k]
     if "time_us" in out:
         shape["time_us"] = out["time_us"]
+        for key in ("time_min_us", "timed"):
+            if key in out:
+                shape[key] = out[key]
     else:
         shape["error"] = out.get("error", "the replay failed")
     if k == 0:
         if "time_us" in out:
             r.time_us, r.measured, r.method = out["time_us"], True, METHOD_WARM if warm_l2 else METHOD
+            r.time_min_us, r.timed = out.get("time_min_us"), int(out.get("timed") or 0)
         else:
             r.error = shape["error"]
         if progress:
@@ -429,8 +442,12 @@ def render(results: list[BenchResult]) -> str:
             total = fmt_us(r.total_us)
             if r.covered is not None and r.covered < r.launches:
                 total += f" ({r.covered:,} of {r.launches:,} launches timed)"
-        row = (r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes),
-               fmt_us(t) if r.measured else "≥ " + fmt_us(t),
+        shown = fmt_us(t) if r.measured else "≥ " + fmt_us(t)
+        if r.measured and r.time_min_us is not None:
+            shown += f" (min {fmt_us(r.time_min_us)})"
+            if not timing_reliable({"time_us": r.time_us, "timed": r.timed, "time_min_us": r.time_min_us}):
+                shown += " unreliable"
+        row = (r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes), shown,
                f"{r.pct_of_peak:.0f}%" if r.pct_of_peak is not None else "-", _launches_text(r), total)
         if real:
             ratio = r.replay_vs_real
@@ -498,7 +515,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.targets:
         print("tritonlens bench: give PATH or PATH::KERNEL", file=sys.stderr)
         return EXIT_ERROR
-    from ..pipeline import find_workspace_root
+    from ..sidecar import find_workspace_root
     from ..device.targets import has_local_gpu
 
     paths, kernel = [], None
