@@ -400,7 +400,7 @@ class Checker:
             measured = cost.load_bench(plan.root)
             rel = os.path.relpath(plan.report.path, plan.root).replace(os.sep, "/")
             cost.weigh(kr, measured, cost.file_time_us(measured, rel))
-            kr.findings = decide(kr.findings, self.settings)  # again, with what bench measured
+        kr.findings = decide(kr.findings, self.settings)  # every evidence is in: the one verdict
         return kr
 
     # ------------------------------------------------------------------ steps

@@ -7,7 +7,7 @@ import re
 from ..model import SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
 from ..settings import Settings
 from ..source import parse_module
-from ..checks.verdict import decide, limit, outcome
+from ..checks.verdict import limit, outcome
 from ..frontend.specs import ASSUMED, CONFIG_LABEL
 
 _OWN_PREFIX = {"Timeout": "compile timed out", "WorkerCrash": "compiler crashed", "InternalError": "internal error",
@@ -266,8 +266,9 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
     """Merge the findings of every compiled spec: one finding per (code, line, column) — one diagnostic per line, not
     one per spec. The variant the verdict finds most severe, from the first (highest-ranked) spec, speaks for the
     group; when it holds in only some specs, it says in which ("in 1 of 2 configs: BLOCK_M=128, ..."), and
-    `data["configs"]` lists them all (for hovers). The severities are the verdict's (`verdict.decide`, once every
-    evidence is in: the pipeline calls it after what bench measured)."""
+    `data["configs"]` lists them all (for hovers). `settings` ranks the variants as the verdict would; the severities
+    themselves are set by `verdict.decide`, which the pipeline calls once every evidence is in (after what bench
+    measured)."""
     total = len(kr.compiled)
     groups: dict[tuple, list[tuple[CompiledSpec, Finding]]] = {}
     order: list[tuple] = []
@@ -310,7 +311,7 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
         first.data["configs"] = shown
         merged.append(first)
     merged.extend(spec_findings)
-    kr.findings = sorted(decide(merged, settings), key=Finding.sort_key)
+    kr.findings = sorted(merged, key=Finding.sort_key)
     return kr
 
 
