@@ -34,6 +34,18 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
+def doc_link(code: str, url: object = None) -> str | None:
+    """The page a finding links to: its rule's page, or `url` only when it is one of the project's own https pages
+    (a finding made in a worker, where module code runs, may carry any string — `javascript:`, a look-alike host)."""
+    if code in RULES:
+        return RULES[code].doc_url
+    base = DOCS_URL.split("{code}")[0]
+    if isinstance(url, str) and url.startswith(base) and url.endswith(".md") \
+            and url[len(base):-3].replace("_", "").isalnum():
+        return url
+    return None
+
+
 def rule(code: str, name: str, severity: str, summary: str = "", *, cost_cause: str | None = None,
          fixes: tuple[str, ...] = (), profile_metrics: tuple[str, ...] = ()):
     def register(fn):
@@ -80,6 +92,9 @@ register_meta("SRC006", "module-not-importable", "warning",
 register_meta("SRC007", "not-compiled-here", "info",
               "tritonlens could not finish a compile (its memory bound or time-out, a crashed worker, a missing "
               "compiler tool, its own bug): a limit of tritonlens, not an error in the kernel")
+register_meta("SRC008", "launch-code-not-run", "info",
+              "the file's own launch code (its tests, its __main__ block), run without a GPU to learn its kernels' "
+              "specs, hung, ran out of memory or failed before it launched one: a limit of tritonlens, not an error")
 register_meta("SRC004", "bad-hint", "warning", "a `# tritonlens:` hint comment has a value tritonlens cannot use")
 register_meta("BASE001", "regressed-from-baseline", "warning",
               "with --baseline: a kernel got worse than the baseline (new finding, more spills, registers or "

@@ -118,7 +118,7 @@ def _by_cost(data: dict, severity: str) -> tuple[str, str] | None:
             else:
                 out = (severity, "" if trusted or severity == "warning" else
                        " — not raised: the estimate disagrees with the measured time")
-        elif severity == "warning":
+        elif severity in ("warning", "info"):  # an info says why it is not a warning
             out = ("info", f" — an info: {_why_minor(data.get('est_bound'), share, gain, short)}")
         else:
             out = (severity, "")

@@ -55,8 +55,10 @@ def _valid(obj: Any) -> str | None:
     Unknown fields are ignored (a newer writer may add some); known fields of the wrong type reject the line."""
     if not isinstance(obj, dict):
         return "not an object"
-    if obj.get("version") not in (1, 2) or isinstance(obj.get("version"), bool):
+    if obj.get("version") not in (1, 2, 3) or isinstance(obj.get("version"), bool):
         return f"unsupported version {repr(obj.get('version'))[:40]}"
+    if obj.get("record") == "tuning":
+        return _valid_tuning(obj)
     for key, kind in (("path", str), ("kernel", str), ("signature", dict)):
         if not isinstance(obj.get(key), kind):
             return f"field {key!r} missing or not a {kind.__name__}"
@@ -94,6 +96,9 @@ def _valid(obj: Any) -> str | None:
     if launches is not None and (isinstance(launches, bool) or not isinstance(launches, int)
                                  or not 0 <= launches < _MAX_INT):
         return "field 'launches' is not a non-negative integer"
+    by = obj.get("launched_by")  # what ran the launch (an automatic capture's test or script), in words
+    if by is not None and (not isinstance(by, str) or len(by) > 256 or not by.isprintable()):
+        return "field 'launched_by' is not a short printable string"
     if "no_gpu" in obj and not isinstance(obj["no_gpu"], bool):
         return "field 'no_gpu' is not a boolean"
     keys = obj.get("autotune_keys")
@@ -102,14 +107,78 @@ def _valid(obj: Any) -> str | None:
     launch = obj.get("launch")
     if launch is not None and _bad_launch(launch):
         return "field 'launch' must hold a grid of integers and an args object"
-    counts = obj.get("launch_counts")
-    if counts is not None:
-        if not isinstance(counts, list) or len(counts) > MAX_LAUNCH_COUNTS:
-            return f"field 'launch_counts' is not a list of at most {MAX_LAUNCH_COUNTS}"
-        for item in counts:
-            why = _bad_count(item)
-            if why:
-                return f"field 'launch_counts': {why}"
+    if obj.get("launch_counts") is not None:
+        return _bad_list(obj, "launch_counts", MAX_LAUNCH_COUNTS, _bad_count)
+    return None
+
+
+def _bad_list(obj: dict[str, Any], name: str, limit: int, bad_item) -> str | None:
+    """Why field `name` (absent: an empty list) is not a list of at most `limit` items that `bad_item` accepts."""
+    items = obj.get(name, [])
+    if not isinstance(items, list) or len(items) > limit:
+        return f"field {name!r} is not a list of at most {limit}"
+    for item in items:
+        why = bad_item(item)
+        if why:
+            return f"field {name!r}: {why}"
+    return None
+
+
+MAX_TUNING_CONFIGS = 512  # configs a tuning line may list (timed, and pruned)
+_CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+_CONFIG_NUMBERS = ("time_us", "time_us_p20", "time_us_p80", "bench_s")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e12
+
+
+def _bad_config(cfg: Any) -> str | None:
+    """One config of a tuning line: {"kwargs": {...}, "num_warps": 4, ..., "time_us": 35.9 | null, "grid": [...]}."""
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("kwargs", {}), dict) or len(cfg.get("kwargs", {})) > 64:
+        return "a config must hold a kwargs object of at most 64 values"
+    for name, value in cfg.get("kwargs", {}).items():
+        if len(name) > 256 or _bad_value(value):
+            return f"config value {name[:80]} is not a bounded JSON scalar or list"
+    for opt in _CONFIG_OPTIONS:
+        v = cfg.get(opt)
+        if v is not None and not _count_int(v, 1 << 16):
+            return f"config option {opt} is not a small non-negative integer"
+    for num in _CONFIG_NUMBERS:
+        if cfg.get(num) is not None and not _number(cfg[num]):
+            return f"config {num} is not a finite non-negative number"
+    if "grid" in cfg and _bad_launch({"grid": cfg["grid"]}):
+        return "config grid must be at most 3 non-negative integers"
+    return None
+
+
+def _valid_tuning(obj: dict[str, Any]) -> str | None:
+    """A tuning line (version 3): what the autotuner measured for one key of one kernel (see gpu/capture_record)."""
+    for key in ("path", "kernel"):
+        if not isinstance(obj.get(key), str) or len(obj[key]) > _MAX_TEXT or not obj[key].isprintable():
+            return f"field {key!r} missing, too long or not a printable string"
+    for key in ("target", "triton_version"):
+        if obj.get(key) is not None and (not isinstance(obj[key], str) or len(obj[key]) > 64):
+            return f"field {key!r} is not a short string"
+    if obj.get("key") is not None and (not isinstance(obj["key"], list) or _bad_value(obj["key"])):
+        return "field 'key' is not a bounded list"
+    for field_name in ("configs", "pruned"):
+        why = _bad_list(obj, field_name, MAX_TUNING_CONFIGS, _bad_config)
+        if why:
+            return why
+    if not obj.get("configs"):
+        return "field 'configs' is empty"
+    chosen = obj.get("chosen")
+    if chosen is not None and not _count_int(chosen, len(obj["configs"])):
+        return "field 'chosen' is not an index into 'configs'"
+    if obj.get("offered") is not None and not _count_int(obj["offered"], 1 << 20):
+        return "field 'offered' is not a small non-negative integer"
+    if obj.get("bench_s") is not None and not _number(obj["bench_s"]):
+        return "field 'bench_s' is not a finite non-negative number"
+    if "cached" in obj and not isinstance(obj["cached"], bool):
+        return "field 'cached' is not a boolean"
+    if "args" in obj and _bad_launch({"args": obj["args"]}):
+        return "field 'args' is not an object"
     return None
 
 
@@ -272,10 +341,22 @@ def load_captures(workspace_root: str, path: str | None = None,
     if parsed is None:
         return [], []
     objs, problems = parsed
-    out = [obj for obj in objs if want is None or want in obj["_resolved"]]
+    out = [obj for obj in objs if (want is None or want in obj["_resolved"]) and obj.get("record") != "tuning"]
     # One capture per distinct compile, with its launch count and the autotuner's role (version 2 count and choice
     # records folded in; a version-1 file gets the lower bound).
     return fold_captures(out), list(problems)
+
+
+def load_tunings(workspace_root: str, path: str | None = None, file: str | None = None) -> list[dict[str, Any]]:
+    """The tuning lines of the workspace's capture file (those of the kernel file `path` when given), validated as
+    `load_captures` validates the rest (its problems report bad tuning lines too): what the autotuner measured, one
+    line per kernel and key it benchmarked, the latest last."""
+    file = file or captures_path(workspace_root)
+    want = os.path.normcase(os.path.abspath(path)) if path else None
+    parsed = _parsed(file, list(dict.fromkeys([capture_root(file, workspace_root), workspace_root])))
+    if parsed is None:
+        return []
+    return [obj for obj in parsed[0] if obj.get("record") == "tuning" and (want is None or want in obj["_resolved"])]
 
 
 # A module cache on purpose: the owner is the file on disk — an entry is keyed by its path, mtime and size, so an

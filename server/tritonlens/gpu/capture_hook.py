@@ -17,12 +17,16 @@ from ..frontend.captures import CAPTURE_FILE, IDENTITY_FIELDS, MAX_LINE, identit
 from .capture_file import CaptureWriter
 from .capture_record import (ENV_DUMP, ENV_FILE, ENV_INTERPRET, ENV_NO_GPU, ENV_ROOT, ENV_TALLY, ENV_TIME,
                              MAX_LAUNCH_SHAPES, TIMED_PER_LAUNCH, VERSION, _MAX_TRACKED, _jsonable, _target_string,
-                             describe_launch, launch_key, record_from_hook)
+                             describe_launch, launch_key, record_from_hook, tuning_record)
 from .patching import wrap_once
+from ..writes import make_folder, write_file
 
 # Launch counts are written this often, at exit and on SIGTERM; a compile's first launch and each new autotuner choice
 # are written at once, so that a run killed outright (SIGKILL) still says what launched and what the autotuner chose.
 FLUSH_EVERY_S = 10.0
+# What is running the launches now, in words ("launched by `test_add` in this file, no GPU"): set by an automatic
+# capture (gpu/autocapture_run.py) before each launcher and test, written with each compile as `launched_by`.
+LAUNCHED_BY: list[str] = [""]
 
 # ---------------------------------------------------------------- the hook (runs inside the user's program)
 class _Hook:
@@ -57,6 +61,8 @@ class _Hook:
             role, _ = self.autotune_role()
             if role is not None:
                 rec["autotune"] = "trial" if role == "unknown" else role
+            if LAUNCHED_BY[0]:
+                rec["launched_by"] = LAUNCHED_BY[0]
             if self.no_gpu_target:
                 rec["no_gpu"] = True
                 if self.gpu:
@@ -109,20 +115,18 @@ class _Hook:
             if hasattr(kernel, "result"):
                 kernel = kernel.result()
             asm = getattr(kernel, "asm", {}) or {}
-            os.makedirs(self.dump_dir, exist_ok=True)
+            folder = make_folder(self.dump_dir)  # what is written there never goes through a link out of it
             stem = f"{rec['kernel']}-{identity(rec)}"
             for stage in ("ptx", "amdgcn", "ttgir"):
                 if isinstance(asm.get(stage), str):
-                    with open(os.path.join(self.dump_dir, f"{stem}.{stage}"), "w", encoding="utf-8") as f:
-                        f.write(asm[stage])
+                    write_file(os.path.join(folder, f"{stem}.{stage}"), asm[stage], folder)
             if isinstance(asm.get("cubin"), (bytes, bytearray)):
-                with open(os.path.join(self.dump_dir, f"{stem}.cubin"), "wb") as f:
-                    f.write(asm["cubin"])
+                write_file(os.path.join(folder, f"{stem}.cubin"), asm["cubin"], folder)
             md = getattr(kernel, "metadata", None)
             n_regs = getattr(kernel, "n_regs", None)
-            with open(os.path.join(self.dump_dir, f"{stem}.json"), "w", encoding="utf-8") as f:
-                json.dump({"capture": rec, "n_regs": n_regs, "n_spills": getattr(kernel, "n_spills", None),
-                           "shared": getattr(md, "shared", None)}, f, default=str)
+            write_file(os.path.join(folder, f"{stem}.json"),
+                       json.dumps({"capture": rec, "n_regs": n_regs, "n_spills": getattr(kernel, "n_spills", None),
+                                   "shared": getattr(md, "shared", None)}, default=str), folder)
         except Exception as exc:  # noqa: BLE001
             _warn(f"could not dump the compiled kernel: {type(exc).__name__}: {exc}")
 
@@ -147,14 +151,19 @@ class _Hook:
 
         def autotune_and_note(tuner, *args, **kwargs):
             stack = hook.local.__dict__.setdefault("tuning", [])
-            frame = {"tuner": tuner, "key": _autotune_key(tuner, args, kwargs), "bench": False, "trials": 0}
+            frame = {"tuner": tuner, "key": _autotune_key(tuner, args, kwargs), "bench": False, "trials": 0,
+                     "measured": {}, "grid": None, "chosen_grid": None}
             if hook.no_gpu_target:
                 tuner.cache_results = False  # timings measured without a GPU are no timings: never cache them
+            before = tuner.__dict__.get("configs_timings")
             stack.append(frame)
             try:
                 return run(tuner, *args, **kwargs)
             finally:
                 stack.pop()
+                after = tuner.__dict__.get("configs_timings")
+                if after is not None and after is not before and not hook.no_gpu_target:
+                    hook.note_tuning(tuner, frame, after, args, kwargs)
 
         autotune_and_note.__tritonlens_capture__ = True  # type: ignore[attr-defined]
         return autotune_and_note
@@ -174,15 +183,37 @@ class _Hook:
             if frame["key"] is not None:
                 trials = tuner.__dict__.setdefault("_tritonlens_trials", {})
                 trials[frame["key"]] = max(trials.get(frame["key"], 0), frame["trials"])
+            frame["grid"] = None
+            started = time.perf_counter()
             try:
                 return bench(tuner, *args, **kwargs)
             finally:
                 frame["bench"] = was
+                config = kwargs.get("config")
+                if config is not None and "measured" in frame:  # _bench: its wall time (compile and timing runs)
+                    frame["measured"][id(config)] = (time.perf_counter() - started, frame["grid"])
                 if frame["key"] is None and stack and stack[-1] is frame and not was:
                     stack.pop()
 
         trial.__tritonlens_capture__ = True  # type: ignore[attr-defined]
         return trial
+
+    def note_tuning(self, tuner: Any, frame: dict[str, Any], timings: dict[Any, Any], args: tuple,
+                    kwargs: dict[str, Any]) -> None:
+        """What the autotuner measured for one key (its own `configs_timings`, kept after its benchmark): one tuning
+        line. Costs no GPU time: the times are the autotuner's; the grids and wall times were seen on the way."""
+        try:
+            jit_function = tuner.fn
+            while not hasattr(jit_function, "arg_names") or not hasattr(jit_function, "fn"):
+                jit_function = jit_function.fn
+            rec = tuning_record(tuner=tuner, jit_function=jit_function, key=frame["key"], timings=timings,
+                                measured=frame["measured"], chosen_grid=frame["chosen_grid"], args=args,
+                                kwargs=kwargs, benchmarked=frame["trials"] > 0, target=self._target(),
+                                root=self.root, triton_version=self.triton_version)
+            if rec is not None:
+                self.writer.append_records([rec])
+        except Exception as exc:  # noqa: BLE001 — never break the user's program
+            _warn(f"could not record the autotuner's timings: {type(exc).__name__}: {exc}")
 
     # ------------------------------------------------ launches
     def count_launch(self, ident: str | None, launch: tuple | None = None, key: tuple | None = None) -> None:
@@ -302,6 +333,11 @@ class _Hook:
                         hook.note_compile(rec)
                     except Exception as exc:  # noqa: BLE001
                         _warn(f"could not record a launch: {type(exc).__name__}: {exc}")
+                stack = getattr(hook.local, "tuning", None)
+                if stack and not warmup:  # the grid of an autotuner's trial, or of its launch with the chosen config
+                    slot = "grid" if stack[-1]["bench"] else "chosen_grid"
+                    if stack[-1].get(slot, 0) is None:
+                        stack[-1][slot] = seen_grid.get("grid")
                 if not warmup:
                     known = hook._kernels.get(id(ret)) if ret is not None else None
                     ident = known[1] if known else getattr(hook.local, "launched", None)

@@ -19,7 +19,9 @@ ENV_NO_GPU = "TRITONLENS_CAPTURE_NO_GPU"  # a target (cuda:90): record launches 
 ENV_INTERPRET = "TRITONLENS_CAPTURE_INTERPRET"  # with ENV_NO_GPU: run the kernels in Triton's interpreter
 ENV_TALLY = "TRITONLENS_CAPTURE_TALLY"  # optional file: one line per new compile this run's processes wrote
 ENV_TIME = "TRITONLENS_CAPTURE_TIME"  # "1": time a few real launches of each distinct launch (LaunchTimer)
-VERSION = 2
+VERSION = 2  # compile and summary lines (unchanged since version 2: readers of version 2 keep reading them)
+TUNING_VERSION = 3  # the tuning line, added in version 3
+MAX_TUNING_CONFIGS = 512  # configs a tuning line lists (the frontend reader's bound too)
 MAX_LAUNCH_SHAPES = 16  # distinct launches a summary line lists per compile, the most launched first
 _MAX_TRACKED = 64  # distinct launches tallied per compile between flushes; launches of further ones count as "other"
 TIMED_PER_LAUNCH = 10  # launches timed per distinct launch with --time, after its first (median and minimum written)
@@ -204,3 +206,79 @@ def launch_key(grid: Any, args: tuple, kwargs: dict[str, Any], _tensors: set = _
         for kv in kwargs.items():
             parts.append(kv if type(kv[1]) is int else (kv[0], _arg_key(kv[1])))
     return tuple(parts)
+
+
+def config_fields(config: Any) -> dict[str, Any]:
+    """A triton.Config as a tuning line lists it: its kwargs (JSON values) and the options it sets."""
+    out: dict[str, Any] = {"kwargs": {str(k): _jsonable(v) for k, v in (getattr(config, "kwargs", None) or {}).items()}}
+    for opt in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
+        v = getattr(config, opt, None)
+        if isinstance(v, int) and not isinstance(v, bool):
+            out[opt] = v
+    return out
+
+
+def _us(ms: Any) -> float | None:
+    """A time the autotuner measured (ms; inf for a config that failed to compile or launch) in µs, None for inf."""
+    if isinstance(ms, (int, float)) and not isinstance(ms, bool) and 0 <= ms < 1e9:
+        return round(float(ms) * 1000.0, 3)
+    return None
+
+
+def tuning_record(*, tuner: Any, jit_function: Any, key: tuple | None, timings: dict[Any, Any],
+                  measured: dict[int, tuple[float, Any]], chosen_grid: Any, args: tuple, kwargs: dict[str, Any],
+                  benchmarked: bool, target: str | None, root: str, triton_version: str) -> dict[str, Any] | None:
+    """One tuning line from what Triton's Autotuner kept after benchmarking one key: `configs_timings` (config ->
+    the [median, 20th, 80th percentile] ms its `do_bench` measured, inf where the config failed), the configs it
+    offered, and what the hook saw on the way (`measured`: id(config) -> (wall s of `_bench`, the trial's grid)).
+    `benchmarked` False: the autotuner read the timings from its disk cache (measured by an earlier run)."""
+    fn = getattr(jit_function, "fn", None)
+    code = getattr(fn, "__code__", None)
+    if fn is None or code is None or not timings:
+        return None
+    chosen = tuner.cache.get(key) if key is not None else None
+    chosen = chosen if chosen is not None else getattr(tuner, "best_config", None)
+    configs: list[dict[str, Any]] = []
+    chosen_index = None
+    for config, times in list(timings.items())[:MAX_TUNING_CONFIGS]:
+        entry = config_fields(config)
+        ts = times if isinstance(times, (list, tuple)) else [times]
+        entry["time_us"] = _us(ts[0]) if ts else None
+        if len(ts) >= 3 and entry["time_us"] is not None:
+            entry["time_us_p20"], entry["time_us_p80"] = _us(ts[1]), _us(ts[2])
+        wall, grid = measured.get(id(config), (None, None))
+        if isinstance(wall, float):
+            entry["bench_s"] = round(wall, 4)
+        if grid is None and config is chosen:
+            grid = chosen_grid
+        described = describe_launch([], (), {}, grid)
+        if described is not None:
+            entry["grid"] = described["grid"]
+        if config is chosen:
+            chosen_index = len(configs)
+        configs.append(entry)
+    timed = {id(c) for c in timings}
+    offered = list(getattr(tuner, "configs", []) or [])
+    pruned = [config_fields(c) for c in offered if id(c) not in timed][:MAX_TUNING_CONFIGS]
+    arg_names = list(getattr(jit_function, "arg_names", []) or [])
+    launch = describe_launch(arg_names, args, kwargs, chosen_grid if chosen_grid is not None else [1])
+    rec: dict[str, Any] = {
+        "version": TUNING_VERSION,
+        "record": "tuning",
+        "path": relative_path(code.co_filename, root),
+        "kernel": fn.__name__,
+        "target": target,
+        "triton_version": triton_version,
+        "key": _jsonable(list(key)) if key is not None else None,
+        "configs": configs,
+        "chosen": chosen_index,
+        "offered": len(offered),
+        "pruned": pruned,
+        "cached": not benchmarked,
+    }
+    bench_time = getattr(tuner, "bench_time", None)
+    if benchmarked and isinstance(bench_time, (int, float)):
+        rec["bench_s"] = round(float(bench_time), 4)
+    if launch is not None:
+        rec["args"] = launch["args"]
+    return rec

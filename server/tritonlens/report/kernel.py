@@ -151,33 +151,44 @@ def _assumed_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: s
         return []
     if err.kind not in ("CompilationError", "MLIRError") or not err.line or source is None:
         return assumed
+    if err.line == kernel.def_line:
+        return []  # the signature itself: no statement of the body, no assumed value behind it
+    names = _names_feeding(kernel, source, err.line, err.col, err.end_col, header="Loop-carried" not in err.message)
+    return assumed if names is None else [n for n in assumed if n in names]
+
+
+def _names_feeding(kernel: KernelInfo, source: str, line: int, col: int | None = None, end_col: int | None = None,
+                   header: bool = True) -> set[str] | None:
+    """The names the statement at `line` of the kernel reads (the expression at `col` when given; a loop's or an
+    `if`'s header when `header`), and through assignments anywhere in the kernel what feeds them. None when the line
+    is not inside the kernel's body (its def line, a helper): then anything may feed it."""
     try:
         tree = parse_module(source)
     except (SyntaxError, ValueError):
-        return []
+        return set()
     fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                and n.lineno == kernel.def_line), None)
-    if fn is None or not fn.lineno <= err.line <= (fn.end_lineno or fn.lineno):
-        return assumed
+    if fn is None or not fn.body or not fn.body[0].lineno <= line <= (fn.end_lineno or fn.lineno):
+        return None
     at = [s for s in ast.walk(fn) if isinstance(s, ast.stmt) and s is not fn
-          and s.lineno <= err.line <= (s.end_lineno or s.lineno)]
+          and s.lineno <= line <= (s.end_lineno or s.lineno)]
     if not at:
-        return []
+        return set()
     stmt = at[-1]  # ast.walk goes outside-in: the innermost statement at that line
     focus: ast.AST = stmt
-    if isinstance(stmt, (ast.For, ast.While, ast.If)) and "Loop-carried" not in err.message:
+    if isinstance(stmt, (ast.For, ast.While, ast.If)) and header:
         focus = stmt.iter if isinstance(stmt, ast.For) else stmt.test  # the header, not the body
-    if err.col:  # the expression Triton names (`tl.arange(0, 100)` inside a store), not its whole statement
-        spans = [e for e in ast.walk(focus) if isinstance(e, ast.expr) and e.lineno == err.line
-                 and e.col_offset + 1 == err.col]
-        exact = [e for e in spans if err.end_col and e.end_lineno == err.line and e.end_col_offset + 1 == err.end_col]
+    if col:  # the expression named (`tl.arange(0, 100)` inside a store), not its whole statement
+        spans = [e for e in ast.walk(focus) if isinstance(e, ast.expr) and e.lineno == line
+                 and e.col_offset + 1 == col]
+        exact = [e for e in spans if end_col and e.end_lineno == line and e.end_col_offset + 1 == end_col]
         if exact or spans:
             focus = (exact or spans)[0]  # ast.walk is outside-in: the largest expression starting there
     names = {n.id for n in ast.walk(focus) if isinstance(n, ast.Name)}
     assigns = [s for s in ast.walk(fn) if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                and getattr(s, "value", None) is not None]
     changed = True
-    while changed:  # names feeding the failing statement, through assignments anywhere in the kernel
+    while changed:  # names feeding the statement, through assignments anywhere in the kernel
         changed = False
         for s in assigns:
             targets = s.targets if isinstance(s, ast.Assign) else [s.target]
@@ -186,7 +197,7 @@ def _assumed_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: s
                 if used:
                     names |= used
                     changed = True
-    return [n for n in assumed if n in names]
+    return names
 
 
 def assumed_values(spec: Spec) -> list[str]:
@@ -195,21 +206,27 @@ def assumed_values(spec: Spec) -> list[str]:
             and spec.origins.get(n, "").startswith(ASSUMED)]
 
 
-def note_assumed(spec: Spec, findings: list[Finding]) -> None:
+def note_assumed(kernel: KernelInfo, spec: Spec, findings: list[Finding], source: str | None) -> None:
     """A rule's finding made under values tritonlens assumed — a pointer typed `*fp32` may be fp16 in the real launch,
     which halves a tile; an int taken for `i32` with no known divisibility narrows every access it bounds — holds for
     tritonlens's guess, not yet for the user's code: at most an info that names the values and how to supply them
-    (checks/verdict: a ceiling). SRC001 has its own, finer rule (error_finding)."""
+    (checks/verdict: a ceiling). A finding on a line of the kernel's body rests on the assumed values that feed that
+    statement; one on the def line (spills, shared memory, occupancy: the whole kernel) on all of them. SRC001 has
+    its own, finer rule (error_finding)."""
     assumed = assumed_values(spec)
     if not assumed:
         return
-    shown = ", ".join(f"{n}={spec.signature[n]}" for n in assumed[:4]) + (", …" if len(assumed) > 4 else "")
     for f in findings:
         if f.code.startswith("SRC"):
             continue
+        names = _names_feeding(kernel, source, f.line) if source is not None and f.path == kernel.path else None
+        behind = assumed if names is None else [n for n in assumed if n in names]
+        if not behind:
+            continue
+        shown = ", ".join(f"{n}={spec.signature[n]}" for n in behind[:4]) + (", …" if len(behind) > 4 else "")
         limit(f, "info", f"compiled with {shown} assumed (no capture, hint or launch site gives "
-              f"{'it' if len(assumed) == 1 else 'them'}): a hint or a capture makes this certain", "assumed")
-        f.data["assumed"] = assumed
+              f"{'it' if len(behind) == 1 else 'them'}): a hint or a capture makes this certain", "assumed")
+        f.data["assumed"] = behind
 
 
 def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pending: bool = False) -> None:
