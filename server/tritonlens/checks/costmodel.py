@@ -1,34 +1,48 @@
 """What a captured launch costs, and what each finding's cause costs in it: a roofline with the parallelism a grid
 really has, estimated from the compiled kernel and the captured launch against the GPU the check stands for.
 
-Pure: reads the CheckContext (the TTGIR accesses and dots, the PTX access widths, ptxas's spill bytes, the occupancy,
-the kernel's AST for loop trips and lane strides) and one captured launch (grid, scalars, tensor shapes and strides).
-No GPU, no I/O. A launch's time is
+Pure: reads the CheckContext (the IR's loops, dots and accesses — ir/counts —, the TTGIR layouts, the PTX access
+widths, ptxas's spill bytes, the occupancy, the kernel's AST for lane strides) and one captured launch (grid, scalars,
+tensor shapes and strides). No GPU, no I/O. What the kernel does is read from its IR, not its Python: each loop's
+trips are its `scf.for` bounds evaluated with the launch's values (ir/counts; the AST's `range` only where the IR has
+no line). A launch's time is
 
-    launch latency + max(memory time, dot time) + instruction time + spill time + layout-conversion time
+    launch latency + max(memory time, dot time, program time) + instruction time + spill time + conversion time
+
+(a GEMM's instructions issue while its tensor cores work: for it the instruction time joins the max instead).
 
 - memory time: each tensor's footprint once per access that walks it (at most its footprint: programs re-reading the
-  same data hit L2), the bytes an uncoalesced access walks (LAUNCH003) times its sectors per byte used, at the DRAM bandwidth the access width reaches (EFF_WIDE / EFF_NARROW of the peak) —
-  or at what the grid's programs can keep in flight, when fewer than the GPU needs are running: each program moves
-  `in_flight` bytes per loop trip and waits LATENCY_US plus the time its warps take to issue them (Little's law);
-  a grid of one program on a 132-SM GPU runs at one program's rate, however large the data.
-- dot time: 2·M·N·K per `tl.dot` per loop trip per program, at the tensor-core rate of its operand type when it is
-  lowered to mma/wgmma, else at the FP32 FMA rate; DOT_EFF of the peak.
+  same data hit L2), a second pass over what the running programs just read at L2's bandwidth when it fits there
+  (L2_BW, L2_FIT), the bytes an uncoalesced access walks (LAUNCH003) times its sectors per byte used, at the DRAM
+  bandwidth the access width reaches (EFF_WIDE / EFF_NARROW of the peak) — or at what the grid's programs can keep
+  in flight, when fewer than the GPU needs are running: each program moves `in_flight` bytes per loop trip and waits
+  LATENCY_US plus the time its warps take to issue them (Little's law), or, when a software pipeline keeps
+  asynchronous copies in flight stages ahead, PIPE_LATENCY_US for them; a grid of one program on a 132-SM GPU runs at
+  one program's rate, however large the data.
+- dot time: 2·M·N·K per dot per loop trip per program (ir/counts), at the tensor-core rate of its operand type (fp8,
+  bf16/fp16, tf32) when it is lowered to mma/wgmma, else at the FP32 FMA rate; DOT_EFF of the peak, on the share of
+  the SMs the grid occupies.
+- program time: the waves of resident programs the grid makes, PROGRAM_US each at least.
 - instruction time: the PTX instructions of each source line × the trips of the loops around it × warps × programs,
   at PTX_PER_CLOCK per SM clock on the SMs the grid keeps busy.
 - spill time: ptxas's spill bytes per thread × threads × programs × the trips of the loops around the spill code,
   through the cache hierarchy at SPILL_BW of the DRAM bandwidth.
-- conversion time: each `ttg.convert_layout` through shared memory writes and reads its tensor once per trip, at the
-  SMs' shared-memory bandwidth (128 B per clock per SM).
+- conversion time: each `ttg.convert_layout` whose line's PTX goes through shared memory writes and reads its tensor
+  once per trip, at the SMs' shared-memory bandwidth (128 B per clock per SM); one that stays in registers is free.
+
+Each estimate says how far to trust it (`Cost.confidence`): against a trusted measured time of the launch
+(model.timing_reliable), and whether the calibration covers the kernel's class (`kernel_class`, from the IR).
 
 A finding's estimated gain is the launch's time less the time with its cause removed (`Cost.without(cause)`): a
 narrow access at full width, an uncoalesced one coalesced, a grid that fills the GPU, no spill, a dot on tensor cores,
 no conversion. Idle lanes move no bytes (a masked lane issues no memory request), so in a memory-bound launch they
 cost nearly nothing — the model says so rather than guess.
 
-The constants were fitted on an H200 (bench/cost_calibration.py; bench/results/cost-calibration.md): the latency and
-per-warp issue rate on a one-program reduction and a 64-program column sum, the efficiencies on flat elementwise
-kernels, the spill rate on a spilling softmax.
+The constants are what the IR cannot know — latencies and achieved fractions of peaks — fitted on an H200, by class,
+never per kernel: the latency and per-warp issue rate on a one-program reduction and a 64-program column sum, the
+efficiencies on flat elementwise kernels, the spill rate on a spilling softmax (bench/cost_calibration.py), the dot
+efficiency and the pipelined copies' latency on the calibration suite's GEMMs (bench/cost_by_class.py;
+bench/results/cost-by-class.md).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`tritonlens` on the command line: one argparse parser, one small module per command — `check` (and `--fix`),
-`ir`, `baseline` (baseline save, diff, report), `explain`, `serve`, the GPU edges' `capture`, `bench` and `profile`
+`cost`, `ir`, `baseline` (baseline save, diff, report), `explain`, `serve`, the GPU edges' `capture`, `bench` and `profile`
 (`gpu_commands`: their arguments live in gpu/), `doctor`. The flags every compiling command shares are declared once
 (`common.compile_flags`). A presenter: it reads the stages' results, and no stage imports it."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..compare import cli as compare
-from . import baseline, check, doctor, explain, ir, serve
+from . import baseline, check, cost, doctor, explain, ir, serve
 from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from .gpu_commands import bench, capture, profile
 
@@ -20,7 +20,7 @@ __all__ = ["EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "UsageError", "build_parser
 # The commands, in the order `tritonlens --help` lists them. Each is a module (or object) with `add_parser(subparsers)`
 # — which declares its arguments and may `set_defaults(run=...)` for each parser it adds — and `run(args) -> int`, its
 # exit code. A new command (such as `compare`) is one more entry here.
-COMMANDS = [check, ir, baseline, compare, explain, serve, capture, bench, profile, doctor]
+COMMANDS = [check, cost, ir, baseline, compare, explain, serve, capture, bench, profile, doctor]
 
 # Commands that run a user's program: everything after their first `--` is that program's command line, untouched.
 _TAKE_A_COMMAND = ("capture", "profile")
