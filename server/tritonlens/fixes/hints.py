@@ -131,7 +131,14 @@ def _resource_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Ca
     yield from _halved_blocks(kr, spec, text)
 
 
+def _new_config_candidates(kr: KernelReport, f: Finding, text: str):
+    from .tuning import candidates  # configs the autotune list lacks, made from the cause (no hint edit)
+
+    return candidates(kr, f, text)
+
+
 CANDIDATES: dict[str, Callable[[KernelReport, Finding, str], Iterator[Candidate]]] = {
+    "LAUNCH004": _new_config_candidates,
     "PTX001": _memory_candidates, "PTX002": _memory_candidates, "SRC002": _missing_candidates,
     "SASS001": _spill_candidates, "RES001": _resource_candidates, "RES002": _resource_candidates,
 }

@@ -10,6 +10,7 @@ from pygls.uris import from_fs_path
 
 from ..report.cost import fmt_bytes
 from ..report.irviews import STAGE_TITLES, compiled_specs, summary, view_for
+from ..report.tuning import tuning_markdown
 
 if TYPE_CHECKING:
     from ..model import KernelReport
@@ -93,6 +94,9 @@ def metrics_table(uri: str, kr: "KernelReport", settings) -> str:
     out = [f"**{kr.name}**: {len(kr.compiled)} spec(s)", "\n".join(rows)]
     for i, cs in enumerate(kr.compiled, 1):
         out.append(f"{i}. `{cs.spec.describe()}`")
+    measured = tuning_markdown(kr.tuning)
+    if measured:
+        out.append(measured)
     specs = compiled_specs(kr)
     if specs:
         line = kr.kernel.def_line - 1
