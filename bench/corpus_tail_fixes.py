@@ -18,6 +18,7 @@ from collections import Counter
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "server"))
 
+from tritonlens.checks.registry import fix_strategies  # noqa: E402
 from tritonlens.fixes import search, tail as fix_tail  # noqa: E402
 from tritonlens.pipeline import Checker  # noqa: E402
 from tritonlens.settings import Settings  # noqa: E402
@@ -37,7 +38,7 @@ def main() -> None:
             text = open(report.path, encoding="utf-8").read()
             for kr in report.kernels:
                 for f in kr.findings:
-                    if f.code not in fix_tail.CODES:
+                    if "tail" not in fix_strategies(f.code):
                         continue
                     where = f"{os.path.basename(report.path)}:{f.line} {f.code} {kr.name}"
                     cause = f.data.get("cause")

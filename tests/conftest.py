@@ -51,6 +51,17 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 @pytest.fixture(scope="session")
+def confined():
+    """What confines a compile worker here (compiler.sandbox.status); the test is skipped without Landlock."""
+    from tritonlens.compiler import sandbox
+
+    state = sandbox.status()
+    if not state.get("landlock"):
+        pytest.skip(f"no Landlock here: {sandbox.describe(state)}")
+    return state
+
+
+@pytest.fixture(scope="session")
 def checker():
     """One Checker (and worker pool) for the session, compiling for cuda:90."""
     from tritonlens.pipeline import Checker

@@ -176,15 +176,18 @@ def test_shared_memory_over_limit(checkers, tmp_path, target, limit):
     assert not findings(c, fixed, "RES001")
 
 
-def test_shared_memory_over_limit_under_assumed_pointer_types_is_a_warning_naming_them(checkers, tmp_path):
+def test_shared_memory_over_limit_under_assumed_pointer_types_is_an_info_naming_them(checkers, tmp_path):
     """The same over-limit tile with the operands' element types left to tritonlens (`*fp32` assumed): the real
-    launch may pass fp16 and need half — not the user's error until a hint or capture says so."""
+    launch may pass fp16 and need half — about tritonlens's guess, not the user's code, until a hint or capture says
+    so: an info (never a warning or an error) that names the values and how to settle them."""
     c = checkers("cuda:90")
     assumed = variant(tmp_path, "assumed.py", "matmul_big_shared.py",
                       ("a_ptr=*fp16, b_ptr=*fp16, c_ptr=*fp16, ", ""))
     (f,) = findings(c, assumed, "RES001")
-    assert f.severity == "warning" and f.data["assumed"] == ["a_ptr", "b_ptr", "c_ptr"]
+    assert f.severity == "info" and f.data["assumed"] == ["a_ptr", "b_ptr", "c_ptr"]
+    assert f.data["decided_by"] == "evidence"
     assert "compiled with a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32 assumed" in f.message
+    assert "a hint or a capture makes this certain" in f.message
 
 
 def test_low_occupancy_from_shared_memory(checkers, tmp_path):

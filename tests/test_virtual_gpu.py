@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from tritonlens import cli
-from tritonlens.checks.resources import _CUDA, _HIP
+from tritonlens.device.limits import _CUDA, _HIP
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 from tritonlens.device.targets import has_local_gpu

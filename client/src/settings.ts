@@ -22,6 +22,8 @@ export interface ServerSettings {
   gpu: string;
   env: Record<string, string>;
   severityFromCost: boolean;
+  autoCapture: boolean;
+  autoCaptureTimeout: number;
 }
 
 export const DEFAULT_SETTINGS: Readonly<ServerSettings> = Object.freeze({
@@ -43,6 +45,8 @@ export const DEFAULT_SETTINGS: Readonly<ServerSettings> = Object.freeze({
   gpu: '', // '': the local GPU, else the target's default (see docs/gpu.md)
   env: {},
   severityFromCost: true,
+  autoCapture: true, // run a kernel file's own tests / __main__ without a GPU for its specs (sandboxed)
+  autoCaptureTimeout: 20,
 });
 
 export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as (keyof ServerSettings)[];
@@ -128,6 +132,8 @@ export function readSettings(get: (key: string) => unknown, problems: SettingPro
       && Object.values(v as Record<string, unknown>).every((x) => typeof x === 'string'),
     'is not an object of NAME → string value'),
     severityFromCost: pick('severityFromCost', (v) => typeof v === 'boolean', 'is not true or false'),
+    autoCapture: pick('autoCapture', (v) => typeof v === 'boolean', 'is not true or false'),
+    autoCaptureTimeout: pick('autoCaptureTimeout', positive, 'is not a positive number of seconds'),
   };
 
   // Rules are checked one by one so a single typo does not drop the user's other choices.

@@ -6,8 +6,8 @@ Each check is a `Check` (ok / warn / fail / info). `fail` marks what stops every
 nvdisasm, no GPU, no ncu, an editor interpreter that is not the workspace's venv) is said, not fatal.
 
 Nothing here imports triton or torch in this process: versions come from package metadata and files, and whether
-`import triton.language` works is tried in a child interpreter started in the folder the compiles run in, exactly as
-a compiler worker starts (`python -m`, so that folder is first on sys.path).
+`import triton.language` works is tried in a child interpreter started exactly as a compiler worker starts: isolated,
+confined by the sandbox, then with the folder the compiles run in first on sys.path.
 """
 from __future__ import annotations
 
@@ -23,21 +23,22 @@ from typing import Any
 
 ESSENTIAL = "fail"
 
-_PROBE = (
-    "import json, sys\n"
-    "out = {}\n"
-    "try:\n"
-    "    import triton\n"
-    "    out['file'] = getattr(triton, '__file__', None)\n"
-    "    out['path'] = list(getattr(triton, '__path__', []))\n"
-    "    out['version'] = getattr(triton, '__version__', None)\n"
-    "    import triton.language\n"
-    "    out['ok'] = True\n"
-    "except BaseException as e:\n"
-    "    out['ok'] = False\n"
-    "    out['error'] = f'{type(e).__name__}: {e}'\n"
-    "print(json.dumps(out))\n"
-)
+
+
+def probe(argv: list[str]) -> None:
+    """The probe's own process (compiler.sandbox.boot runs it confined): can triton.language be imported here."""
+    out: dict[str, Any] = {}
+    try:
+        import triton
+
+        out.update(file=getattr(triton, "__file__", None), path=list(getattr(triton, "__path__", [])),
+                   version=getattr(triton, "__version__", None))
+        import triton.language  # noqa: F401
+
+        out["ok"] = True
+    except BaseException as e:  # noqa: BLE001 — whatever the import raises is the answer
+        out.update(ok=False, error=f"{type(e).__name__}: {e}")
+    print(json.dumps(out))
 
 
 @dataclass
@@ -96,13 +97,21 @@ def resolve_triton(search: list[str]) -> str | None:
 
 
 def probe_import(cwd: str, python: str = sys.executable, timeout: float = 120.0) -> dict[str, Any]:
-    """`import triton.language` in a fresh interpreter started in `cwd` (cwd first on sys.path, as the workers)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
-    try:
-        run = subprocess.run([python, "-c", _PROBE], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
-        return json.loads(run.stdout.strip().splitlines()[-1])
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
-        return {"ok": False, "error": f"could not run {python}: {type(exc).__name__}: {exc}"}
+    """`import triton.language` in a fresh interpreter started as a compiler worker is (compiler.sandbox.command:
+    isolated, confined, a clean environment, then `cwd` first on sys.path): what is in the workspace runs only
+    inside the sandbox."""
+    import tempfile
+
+    from .compiler import sandbox
+
+    with tempfile.TemporaryDirectory(prefix="tritonlens-probe-") as folder:
+        argv, env = sandbox.command(python, "tritonlens.doctor:probe", [], os.path.join(folder, "w"), cwd=cwd)
+        try:
+            run = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=timeout, env=env,
+                                 stdin=subprocess.DEVNULL)
+            return json.loads(run.stdout.strip().splitlines()[-1])
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
+            return {"ok": False, "error": f"could not run {python}: {type(exc).__name__}: {exc}"}
 
 
 def check_triton(cwd: str, probe: bool = True) -> Check:

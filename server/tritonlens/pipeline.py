@@ -18,22 +18,26 @@ from typing import Callable, Iterator
 from .frontend import captures as captures_mod
 from .frontend.specs import attach_tunings
 from .report.tuning import summary_of, tuning_finding
+from .checks.verdict import decide
 from .report import cost
 from .checks import analysis_digest, analysis_inputs, place_ir_paths
 from .compiler.cache import ArtifactCache
 from .compiler.pool import URGENT, CompileJob, CompileService
 from .frontend.loader import Slice, slice_module
 from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec, SpecVariant
-from .report.kernel import (demote_assumed_errors, error_finding, finish_report, load_error_finding,
-                     skipped_autotune_configs)
+from .checks.verdict import decide
+from .report.kernel import (error_finding, finish_report, load_error_finding, note_assumed,
+                            skipped_autotune_configs)
 from .settings import Settings
 from .source import read_source
 from .device.run import RunDevice, run_devices
+from .gpu.autocapture import AutoCapture, AutoCapturer
+from .sidecar import FOLDER, find_workspace_root  # noqa: F401 — read from here by the presenters
 
 log = logging.getLogger(__name__)
 
 _SKIP_DIRS = {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", "site-packages", "build", "dist",
-              ".tox", ".mypy_cache", ".pytest_cache", ".tritonlens"}
+              ".tox", ".mypy_cache", ".pytest_cache", FOLDER}
 _MAX_SCAN_FILES = 2000
 
 
@@ -43,6 +47,10 @@ class FileReport:
     kernels: list[KernelReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # file-level: syntax errors, hint errors, stale captures
     problems: list[str] = field(default_factory=list)  # one-line messages that belong to no line (unreadable file)
+    # the automatic capture of the file's launch code (gpu/autocapture.py): None when none was wanted or, asked for
+    # from the cache only, none is there yet (`wants_auto_capture` is then the key of the run the editor should make)
+    auto: AutoCapture | None = None
+    wants_auto_capture: str = ""
 
     def all_findings(self) -> list[Finding]:
         out = list(self.findings)
@@ -69,42 +77,6 @@ class _Plan:
     kernels: list[_PlannedKernel] = field(default_factory=list)
     load_errors: set[tuple] = field(default_factory=set)  # (line, message) of SRC006 already reported in this file
     root: str = ""  # the workspace root the file was checked in
-
-
-def find_workspace_root(path: str) -> str:
-    """The folder that holds `.tritonlens/` (captures, baseline), walking up from `path` — first, because capture
-    paths are relative to it and a package that ships its own `pyproject.toml` inside the repository must not move
-    the root below them. That walk stops at the repository's root (the folder holding `.git`) and below the home
-    folder, never reaching `/`: a stray `~/.tritonlens` must not take over every project under home. Without one:
-    the nearest folder holding `.git`, `pyproject.toml` or `setup.py`; else the file's folder."""
-    start = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
-    for cur in _capture_search(start):
-        if os.path.isdir(os.path.join(cur, ".tritonlens")):
-            return cur
-    cur = start
-    while True:
-        for marker in (".git", "pyproject.toml", "setup.py"):
-            if os.path.exists(os.path.join(cur, marker)):
-                return cur
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return start
-        cur = parent
-
-
-def _capture_search(start: str) -> Iterator[str]:
-    """The folders searched for `.tritonlens/`: `start` and its parents up to the repository root (a folder holding
-    `.git`, included), never the home folder or above it (unless `start` is home itself), never `/`."""
-    home = os.path.realpath(os.path.expanduser("~"))
-    cur = start
-    while True:
-        real = os.path.realpath(cur)
-        if os.path.dirname(cur) == cur or (real == home and cur != start):
-            return
-        yield cur
-        if os.path.exists(os.path.join(cur, ".git")) or real == home:
-            return
-        cur = os.path.dirname(cur)
 
 
 def is_device_helper(kernel: KernelInfo, kernels: list[KernelInfo], text: str) -> bool:
@@ -193,6 +165,7 @@ class Checker:
         self.capture_file = capture_file
         self._workspaces: dict[str, WorkspaceFiles] = {}
         self._lock = threading.Lock()
+        self._autocapturer: AutoCapturer | None = None
 
     def close(self) -> None:
         if self._sass_queue is not None:
@@ -204,6 +177,7 @@ class Checker:
         """Take new settings; a new worker count gets a new pool (the old one finishes its jobs in the background)."""
         old, self.settings = self.settings, new
         self._devices = None
+        self._autocapturer = None
         if self._own_service and (old.max_workers, old.compile_memory_mb) != (new.max_workers, new.compile_memory_mb):
             stale, self.service = self.service, CompileService(new.max_workers, new.compile_memory_mb)
             threading.Thread(target=stale.shutdown, daemon=True, name="tritonlens-pool-shutdown").start()
@@ -231,6 +205,20 @@ class Checker:
     def targets(self) -> list[str]:
         return [d.target for d in self.devices]
 
+    @property
+    def autocapturer(self) -> AutoCapturer:
+        """Runs kernel files' own launch code without a GPU (gpu/autocapture.py), for the run's main device."""
+        if self._autocapturer is None:
+            main, s = self.devices[0], self.settings
+            self._autocapturer = AutoCapturer(self.cache.root, main.target, main.gpu.key, s.auto_capture_timeout,
+                                              s.compile_memory_mb or 0)
+        return self._autocapturer
+
+    def auto_capture(self, path: str, workspace_root: str | None = None) -> AutoCapture:
+        """Run the file's launch code now (or read its cached run): what the editor does in the background."""
+        path = os.path.abspath(path)
+        return self.autocapturer.run(path, workspace_root or find_workspace_root(path))
+
     # ------------------------------------------------------------------ the pipeline
     def discover(self, path: str, text: str, root: str):
         """The kernels of a file as this checker sees them: configs and heuristics evaluated for its target, GPU and
@@ -244,21 +232,23 @@ class Checker:
                    on_kernel: Callable[[KernelReport], None] | None = None, group: str | None = None,
                    kernels: set[str] | None = None,
                    on_partial: Callable[[KernelReport], None] | None = None,
-                   variant: SpecVariant | None = None) -> FileReport:
+                   variant: SpecVariant | None = None, auto: str | None = None) -> FileReport:
         """Check every kernel of `path` (using `text` when given: the editor's unsaved buffer).
 
         `on_kernel` is called as each kernel finishes (from this thread, in the order they finish). `group` tags the
         compile jobs so that `self.service.cancel(group)` stops them. `kernels` limits the check to those names.
-        `variant` compiles only that one spec of its kernel, with its one change (a quick fix's proof).
+        `variant` compiles only that one spec of its kernel, with its one change (a quick fix's proof). `auto`: see
+        `plan_file`.
         """
         plan = self.plan_file(path, text, workspace_root=workspace_root, group=group, kernels=kernels,
-                              variant=variant)
+                              variant=variant, auto=auto)
         return self.finish(plan, on_kernel, on_partial)
 
     def check_files(self, paths: list[str],
                     on_kernel: Callable[[KernelReport, int, int], None] | None = None) -> Iterator[FileReport]:
         """Check many files with every compile submitted up front, so all workers stay busy. `on_kernel(report,
         done, total)` is called as each kernel finishes (progress)."""
+        self._auto_capture_ahead(paths)
         plans = [self.plan_file(p) for p in paths]
         total = sum(len(p.kernels) for p in plans)
         done = 0
@@ -272,10 +262,39 @@ class Checker:
         for plan in plans:
             yield self.finish(plan, progress)
 
+    def _auto_capture_ahead(self, paths: list[str]) -> None:
+        """The automatic captures of many files, run side by side (each is a process of its own, mostly waiting on
+        imports) before they are planned, which then reads them from the cache. Files with captured launches are left
+        to the plan, which knows whether all their kernels have some."""
+        if not self.settings.auto_capture or len(paths) < 2:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        todo = []
+        for p in paths:
+            text, _ = read_source(p)
+            if not text or "jit" not in text or "# tritonlens:" in text:  # no kernel, or hints: the plan decides
+                continue
+            root = find_workspace_root(p)
+            if not captures_mod.load_captures(root, os.path.abspath(p), self.capture_file)[0]:
+                todo.append((os.path.abspath(p), root))
+        with ThreadPoolExecutor(max(1, min(self.settings.max_workers, len(todo) or 1))) as pool:
+            for _ in pool.map(lambda item: self._try_auto_capture(*item), todo):
+                pass
+
+    def _try_auto_capture(self, path: str, root: str) -> None:
+        try:
+            self.autocapturer.run(path, root)
+        except Exception:  # noqa: BLE001 — the plan tries again and says what failed
+            log.exception("automatic capture of %s failed", path)
+
     def plan_file(self, path: str, text: str | None = None, *, workspace_root: str | None = None,
                   group: str | None = None, kernels: set[str] | None = None,
-                  variant: SpecVariant | None = None) -> "_Plan":
-        """Discover, build specs and submit every compile of a file; `finish` collects them."""
+                  variant: SpecVariant | None = None, auto: str | None = None) -> "_Plan":
+        """Discover, build specs and submit every compile of a file; `finish` collects them. `auto`: the automatic
+        capture of the file's launch code for kernels with no capture or hint — "run" (now, bounded: check), "cached"
+        (only a run made before: the editor, which runs it in the background), "off"; default "run" unless the
+        settings turn it off."""
         path = os.path.abspath(path)
         plan = _Plan(FileReport(path))
         if text is None:
@@ -296,9 +315,12 @@ class Checker:
         tunings = captures_mod.load_tunings(root, path, self.capture_file)
         plan.report.problems.extend(cap_problems)
         launches_by_kernel = self._launches(todo, root, {path: text})
+        auto_caps = self._auto_captures(plan, todo, caps, auto)
         for kernel in todo:
             kernel_caps = [c for c in caps if c.get("kernel") in (kernel.name, kernel.func_name)]
-            item = _PlannedKernel(kernel, tunings=[t for t in tunings if t.get("kernel") in (kernel.name, kernel.func_name)])
+            kernel_auto = [c for c in auto_caps if c.get("kernel") in (kernel.name, kernel.func_name)]
+            item = _PlannedKernel(kernel, tunings=[t for t in tunings
+                                                   if t.get("kernel") in (kernel.name, kernel.func_name)])
             try:
                 module = self._module_slice(text, kernel)
             except SyntaxError:  # discover already reported it
@@ -307,7 +329,8 @@ class Checker:
             item.assumed = module.assumed
             for target in targets:
                 inputs = analysis_inputs(kernel, self.settings, text, self.select, self.device(target))
-                specs, spec_findings = self._specs(kernel, target, launches_by_kernel.get(kernel.name), kernel_caps)
+                specs, spec_findings = self._specs(kernel, target, launches_by_kernel.get(kernel.name), kernel_caps,
+                                                   kernel_auto)
                 attach_tunings(specs, [t for t in item.tunings if t.get("target") in (None, target)])
                 if variant is not None and variant.kernel == kernel.name:
                     specs = [variant.apply(s) for s in specs if s.key() == variant.spec_key]
@@ -383,11 +406,12 @@ class Checker:
         kr.tuning = summary_of(item.tunings)
         measured = tuning_finding(kr, kr.tuning, self.settings)
         if measured is not None:
-            kr.findings = sorted(kr.findings + [measured], key=Finding.sort_key)
+            kr.findings = sorted(kr.findings + decide([measured], self.settings), key=Finding.sort_key)
         if plan.root:  # what `tritonlens bench` measured for the captured specs weighs the findings
             measured = cost.load_bench(plan.root)
             rel = os.path.relpath(plan.report.path, plan.root).replace(os.sep, "/")
             cost.weigh(kr, measured, cost.file_time_us(measured, rel))
+            kr.findings = decide(kr.findings, self.settings)  # again, with what bench measured
         return kr
 
     # ------------------------------------------------------------------ steps
@@ -431,11 +455,40 @@ class Checker:
                              "limit": limit, "left_out": left_out(captured, chosen)}
         return chosen + [s for s in specs if not s.label.startswith("capture")]
 
-    def _specs(self, kernel: KernelInfo, target: str, launches, caps) -> tuple[list[Spec], list[Finding]]:
+    def _specs(self, kernel: KernelInfo, target: str, launches, caps, auto_caps=None) -> tuple[list[Spec],
+                                                                                               list[Finding]]:
         from .frontend.specs import build_specs
 
         return build_specs(kernel, target, launches=launches, captures=caps,
-                           gpu=self.device(target).gpu.key, env=self.settings.env)
+                           gpu=self.device(target).gpu.key, env=self.settings.env, auto_captures=auto_caps)
+
+    def _auto_captures(self, plan: "_Plan", todo: list[KernelInfo], caps: list[dict], auto: str | None) -> list[dict]:
+        """What the file's own launch code launched (gpu/autocapture.py), when a kernel has no capture and no hint
+        and the settings allow it; a run that failed, hung or ran out of memory before it launched a kernel it was run
+        for is one info on the file (SRC008)."""
+        mode = auto or "run"
+        if not self.settings.auto_capture or mode == "off" or not self.targets():
+            return []
+        captured = {c.get("kernel") for c in caps}
+        if all(k.hints or k.name in captured or k.func_name in captured for k in todo):
+            return []
+        try:
+            if mode == "cached":
+                result, key = self.autocapturer.cached(plan.report.path, plan.root)
+                if result is None:
+                    plan.report.wants_auto_capture = key or ""
+                    return []
+            else:
+                result = self.autocapturer.run(plan.report.path, plan.root)
+        except Exception:  # noqa: BLE001 — a source of specs, never a reason to fail the check
+            log.exception("automatic capture of %s failed", plan.report.path)
+            return []
+        plan.report.auto = result
+        if result.failed and result.outcome != "none":  # said when a kernel it was run for got nothing from it
+            launched = {c.get("kernel") for c in result.captures}
+            if any(not k.hints and not {k.name, k.func_name} & (captured | launched) for k in todo):
+                plan.report.findings.append(result.finding(plan.report.path))
+        return result.captures
 
     def _compile(self, path: str, module_text: str, kernel: KernelInfo, spec: Spec, root: str,
                  group: str | None, source: str | None, inputs: str) -> Future | Artifacts:
@@ -542,5 +595,5 @@ class Checker:
         if art.analysis is not None:  # made by a worker, or stored with the compile, for this very spec and inputs
             metrics, findings = art.analysis
             cs.metrics, cs.findings = dict(metrics), [replace(f, data=dict(f.data)) for f in findings]
-        demote_assumed_errors(spec, cs.findings)
+        note_assumed(kernel, spec, cs.findings, text)
         return cs

@@ -14,6 +14,7 @@ _CAMEL = {
     "allCaptures": "all_captures", "maxCapturedSpecs": "max_captured_specs",
     "maskedLaneThreshold": "masked_lane_threshold", "gridFillThreshold": "grid_fill_threshold", "smCount": "sm_count",
     "gpu": "gpu", "env": "env", "severityFromCost": "severity_from_cost",
+    "autoCapture": "auto_capture", "autoCaptureTimeout": "auto_capture_timeout",
 }
 
 
@@ -79,6 +80,10 @@ class Settings:
     # Environment variables for the compile workers' imports (a library that reads its device from one); the workers
     # start with a clean environment, so these (a value, or None: this process's own) are all of the user's they see.
     env: dict[str, str | None] = field(default_factory=dict)
+    # A kernel with no capture and no hint gets its specs from the file's own launch code (its tests, its __main__
+    # block, the workspace's tests that import it), run without a GPU, sandboxed, for at most this many seconds.
+    auto_capture: bool = True
+    auto_capture_timeout: float = 20.0
     problems: list[str] = field(default_factory=list, compare=False)
 
     @classmethod
@@ -101,13 +106,6 @@ class Settings:
             except (TypeError, ValueError) as exc:
                 s.problems.append(f"tritonlens.{key}: {exc}; using the default {getattr(cls(), attr)!r}")
         return s
-
-    def severity_for(self, code: str, default: str) -> str | None:
-        """The configured severity of a rule, None when it is off."""
-        value = self.rules.get(code) or self.rules.get(code.rstrip("0123456789"))
-        if value == "off":
-            return None
-        return value or default
 
 
 def canonical_target(text: str) -> str:
@@ -227,5 +225,6 @@ _VALIDATORS = {
     "module_execution": _choice("definitions", "full"), "storm_threshold": _positive(int), "rules": _rules,
     "interpreter": _interpreter, "all_captures": _flag, "max_captured_specs": _positive(int),
     "masked_lane_threshold": _fraction, "grid_fill_threshold": _fraction, "sm_count": _count,
-    "gpu": _gpu, "env": _env, "severity_from_cost": _flag,
+    "gpu": _gpu, "env": _env, "severity_from_cost": _flag, "auto_capture": _flag,
+    "auto_capture_timeout": _positive(float),
 }

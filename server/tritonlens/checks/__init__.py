@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..model import Artifacts, Finding, KernelInfo, Spec, Target, backend_of
 from ..settings import Settings
 from .registry import DOCS_URL, RULES, Rule, register_meta, rule, rule_doc  # noqa: F401 — the catalogue
+from .verdict import explicit_severity, propose
 
 if TYPE_CHECKING:
     from ..device.run import RunDevice
@@ -152,12 +153,12 @@ def load_rules() -> dict[str, Rule]:
 
 
 def run_checks(ctx: CheckContext, select: set[str] | None = None) -> list[Finding]:
+    """The findings of every rule the run selects and the user has not turned off, each with its rule's proposal for
+    its severity (the rule's own choice, else its default) and the cost evidence of the captured launches. The
+    severity itself is the verdict's (checks/verdict.py), once the report has all its evidence."""
     out: list[Finding] = []
     for code, r in load_rules().items():
-        if r.fn is None or (select and not _selected(code, select)):
-            continue
-        severity = ctx.settings.severity_for(code, r.severity)
-        if severity is None:
+        if r.fn is None or (select and not _selected(code, select)) or explicit_severity(ctx.settings, code) == "off":
             continue
         try:
             found = list(r.fn(ctx))
@@ -165,11 +166,7 @@ def run_checks(ctx: CheckContext, select: set[str] | None = None) -> list[Findin
             log.exception("rule %s failed on %s", code, ctx.kernel.name)
             continue
         for f in found:
-            # A rule may choose a severity itself (e.g. info for a lone conversion); the user's setting wins.
-            if code in ctx.settings.rules:
-                f.severity = severity
-            elif not f.severity:
-                f.severity = severity
+            propose(f, r.severity)
             f.kernel = f.kernel or ctx.kernel.name
             f.config = f.config or ctx.spec.describe()
             f.target = f.target or ctx.spec.target
@@ -180,7 +177,7 @@ def run_checks(ctx: CheckContext, select: set[str] | None = None) -> list[Findin
     from .tuning import judge
 
     judge(ctx, out)
-    # Severity from what each cause costs in the captured launch (checks/costmodel), once every rule has spoken.
+    # What each cause costs in the captured launches (checks/costmodel), once every rule has spoken.
     from .costmodel import weigh
 
     ctx.costs = weigh(ctx, out)
@@ -285,3 +282,6 @@ def compute_metrics(ctx: CheckContext) -> dict:
         except Exception:  # noqa: BLE001
             log.exception("metrics failed on %s", ctx.kernel.name)
     return base
+
+
+load_rules()  # the catalogue is whole wherever checks/ is imported: presenters and fixes read the rules' facts

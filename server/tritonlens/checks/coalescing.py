@@ -16,8 +16,7 @@ from typing import Any
 
 from .registry import rule
 from ._common import Span, finding, source_index, threads
-from .launch import _env, _eval, _kernel_def
-from .memory import _arange_derived, _tensor_accesses
+from .facts import callee, contiguous, eval_int, kernel_def, lane_terms, launch_env, pointer_param, tensor_accesses
 
 SECTOR = 32
 WARP_LANES = 32
@@ -52,81 +51,37 @@ class LaneStride:
         return self.sectors * SECTOR / self.useful
 
 
-def _callee(node: ast.Call) -> str:
-    f = node.func
-    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-
-
-def _pointer_param(expr: ast.expr, pointers: set[str], idx, depth: int = 6) -> str:
-    for n in ast.walk(expr):
-        if isinstance(n, ast.Name):
-            if n.id in pointers:
-                return n.id
-            if depth > 0:
-                for value in idx.assigns.get(n.id, []):
-                    found = _pointer_param(value, pointers, idx, depth - 1)
-                    if found:
-                        return found
-    return ""
-
-
-def _index_terms(idx, expr: ast.expr, depth: int = 6) -> list[ast.expr | None]:
-    """What multiplies each `tl.arange`-derived term of a pointer expression, on every axis of the tile: None for a
-    term with no multiplier (stride 1), the multiplying expression otherwise (`rows * stride_row` → stride_row,
-    `offs_k[:, None] * stride_d` → stride_d). Names are followed through their assignments."""
-    if depth <= 0:
-        return []
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-        return _index_terms(idx, expr.left, depth) + _index_terms(idx, expr.right, depth)
-    if isinstance(expr, ast.Subscript):
-        return _index_terms(idx, expr.value, depth)
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
-        for this, other in ((expr.left, expr.right), (expr.right, expr.left)):
-            if _arange_derived(idx, other) and not _arange_derived(idx, this):
-                return [this]
-        return []
-    if isinstance(expr, ast.Name) and expr.id in idx.assigns:
-        out: list[ast.expr | None] = []
-        for value in idx.assigns[expr.id][:4]:
-            out += _index_terms(idx, value, depth - 1)
-        return out
-    if isinstance(expr, ast.Call) and _callee(expr) in ("multiple_of", "max_contiguous") and expr.args:
-        return _index_terms(idx, expr.args[0], depth)
-    return [None] if _arange_derived(idx, expr) else []
-
-
 def lane_strides(ctx, launch: dict[str, Any], fn: ast.FunctionDef | None = None,
                  tiles: list[tuple[int, int, int, float]] | None = None) -> list[LaneStride]:
     """Global accesses of the kernel whose neighbouring lanes are more than one element apart in `launch`. `fn` and
     `tiles` ((line, col, element bits, tile bytes) of the TTGIR accesses): what the cost model read of the compile
     already, for each of a spec's launches."""
-    fn = fn or _kernel_def(ctx)
+    fn = fn or kernel_def(ctx)
     if fn is None:
         return []
     idx = source_index(ctx)
-    env = _env(ctx, launch)
+    env = launch_env(ctx, launch)
     sig = ctx.spec.signature if isinstance(ctx.spec.signature, dict) else {}
     pointers = {k for k, v in sig.items() if isinstance(v, str) and v.startswith("*")}
     if tiles is None:
         tiles = [(a.line, a.col, a.elem_bits, 0.0) for store in (False, True)
-                 for a in _tensor_accesses(ctx, store).values()]
+                 for a in tensor_accesses(ctx, store).values()]
     widths = {(line, col): bits // 8 for line, col, bits, _ in tiles if bits >= 8}
     by_line: dict[int, int] = {}
     for (line, _), b in widths.items():
         by_line.setdefault(line, b)
     out: list[LaneStride] = []
     for node in ast.walk(fn):
-        if not (isinstance(node, ast.Call) and _callee(node) in _ACCESS and node.args):
+        if not (isinstance(node, ast.Call) and callee(node) in _ACCESS and node.args):
             continue
         elem = widths.get((node.lineno, node.col_offset + 1)) or by_line.get(node.lineno)
         if not elem:
             continue  # a scalar access, or one the compiler dropped
         ptr = node.args[0]
-        terms = _index_terms(idx, ptr)
-        # A tile with a stride-1 axis is laid out with that axis fastest (Triton's contiguity analysis): coalesced.
-        if not terms or any(t is None for t in terms):
-            continue
-        values = [_eval(t, env) for t in terms]
+        terms = lane_terms(idx, ptr)
+        if contiguous(terms) is not False:
+            continue  # a stride-1 axis is the tile's fastest (facts.lane_terms): coalesced; or nothing to tell
+        values = [eval_int(t, env) for t in terms]
         if any(v is None for v in values):
             continue  # a stride this launch does not tell: no claim
         strides = [v for v in values if v is not None]
@@ -135,12 +90,12 @@ def lane_strides(ctx, launch: dict[str, Any], fn: ast.FunctionDef | None = None,
             continue
         k = min(range(len(strides)), key=lambda i: abs(strides[i]))
         out.append(LaneStride(node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
-                              (node.end_col_offset or node.col_offset) + 1, _pointer_param(ptr, pointers, idx),
-                              ast.unparse(mults[k]), abs(strides[k]), elem, _callee(node) == "store"))
+                              (node.end_col_offset or node.col_offset) + 1, pointer_param(ptr, pointers, idx),
+                              ast.unparse(mults[k]), abs(strides[k]), elem, callee(node) == "store"))
     return out
 
 
-@rule("LAUNCH003", "uncoalesced-access", "warning")
+@rule("LAUNCH003", "uncoalesced-access", "warning", cost_cause="uncoalesced")
 def uncoalesced_access(ctx):
     """Neighbouring lanes of a global access are a stride apart: each warp request touches more DRAM sectors than the
     bytes it uses."""

@@ -37,9 +37,13 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..model import timing_reliable
 from ._common import dtype_bits, in_kernel_file, numel, tensor_shape_dtype, threads
-from .launch import _env, _eval, _kernel_def
+from .facts import callee, eval_int, kernel_def, launch_env, pointer_param, tensor_accesses
+from .registry import cost_cause, cost_weighed
 from .resources import occupancy
+from ..units import fmt_us
+from .verdict import limit
 
 LAUNCH_US = 3.0  # a launch's fixed cost on the GPU (measured 3.4–3.9 µs for kernels of a few thousand elements)
 EFF_WIDE = 0.90  # share of the DRAM peak a streaming kernel reaches with 128-bit accesses
@@ -49,12 +53,25 @@ WARP_ISSUE_BPS = 2.7e9  # bytes per second one warp keeps in flight at most, fit
 SPILL_BW = 1.3  # spill traffic's bandwidth as a multiple of the DRAM peak (most stays in L1/L2), fitted on a softmax
 SPILL_BW_LOOP = 4.0  # ... of spill code inside a loop, whose slots stay in L1 from trip to trip (fitted on Liger's
 # cross entropy under two releases: 24 B and 240 B spilled in its loops measured 841 and 975 µs on an H200)
-DOT_EFF = 0.65  # share of the peak FLOP rate a tiled dot reaches
+DOT_EFF = 0.70  # share of its operand type's peak FLOP rate a tiled dot reaches (fitted on the suite's GEMMs: bf16
+# 0.66-0.79 of 989 TFLOP/s, fp8 0.51-0.58 of 1979, bench/results/cost-by-class.md)
+PIPE_LATENCY_US = 1.5  # a software-pipelined loop's wait for the copies it keeps in flight (cp.async / TMA: the
+# stages ahead), fitted on the decode GEMMs (64 programs moving 64-128 MB at 2.4-3.4 TB/s)
+PROGRAM_US = 1.5  # the shortest life of a program (its loads' round trip, its stores): a wave of resident programs
+# takes at least this (49,152 one-row programs of a norm: a flat 33 µs whatever they move)
+L2_BW = 2.5  # the L2's bandwidth as a multiple of the DRAM peak: re-reads of data that stays in L2 move at it
+L2_FIT = 0.5  # share of the L2 a launch's re-read working set may fill and still be re-read from it
+# operand kind (ir.counts.Dot.operand_kind) -> the GPU's peak_flops key it runs at on tensor cores
+_RATE_KEY = {"fp8": "fp8", "int8": "fp8", "fp4": "fp8", "bf16": "bf16", "fp16": "fp16", "tf32": "tf32",
+             "fp32": "tf32", "fp64": "fp32"}
 SHARED_BYTES_PER_CLOCK = 128
 PTX_PER_CLOCK = 6.0  # PTX instructions an SM retires per clock, fitted (four schedulers; a PTX line is often fewer
 # SASS instructions, and predicated-off paths cost little)
 _DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
 _LOAD_OPS = ("tt.load", "ttg.async_copy_global_to_local", "tt.descriptor_load", "ttng.async_tma_copy_global_to_local")
+_ASYNC_LOADS = ("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local")
+CALIBRATED = frozenset({"gemm", "gemm-fp8", "attention", "rows", "elementwise"})  # classes the suite covers
+DISAGREE = 1.5  # an estimate this far from a trusted measured time (either way) is not trusted
 
 
 @dataclass
@@ -79,13 +96,24 @@ class Cost:
     measured_us: float | None = None  # the captured run's own time of this launch (capture --time)
     resident: int = 1  # programs an SM holds at once
     tensor_bytes_of: dict[str, int] = field(default_factory=dict)  # DRAM bytes each tensor argument moves
+    l2_bytes: float = 0.0  # re-reads of data that stays in L2 (a second pass over a row), at L2_BW
+    tc_flops: dict[str, float] = field(default_factory=dict)  # dot FLOPs on tensor cores by operand kind
+    fma_by_kind: dict[str, float] = field(default_factory=dict)  # dot FLOPs on FMA units by operand kind
+    pipelined: bool = False  # the loads are asynchronous copies a software pipeline keeps in flight
+    kernel_class: str = ""  # what the IR says the kernel is (kernel_class): gemm, attention, rows, ...
+    unknown_trips: int = 0  # loops whose trip count the launch's values could not give (counted once)
+    measured_raw_us: float | None = None  # the captured time even when too few launches or too wide a spread
+    timed: int = 0  # launches the captured time is the median of
 
     # ------------------------------------------------ times
     @property
     def program_rate(self) -> float:
-        """Bytes per second one program moves: what it has in flight over a trip's latency and issue time."""
+        """Bytes per second one program moves: what it has in flight over a trip's latency and issue time (a
+        pipelined loop's copies are in flight stages ahead, without its warps waiting on each)."""
         if self.in_flight <= 0:
             return math.inf
+        if self.pipelined:
+            return self.in_flight / (PIPE_LATENCY_US * 1e-6)
         issue = self.in_flight / (WARP_ISSUE_BPS * max(1, self.warps))
         return self.in_flight / (LATENCY_US * 1e-6 + issue)
 
@@ -98,18 +126,41 @@ class Cost:
 
     @property
     def memory_us(self) -> float:
-        return self.dram_bytes / self.memory_bw * 1e6 if self.dram_bytes else 0.0
+        t = self.dram_bytes / self.memory_bw * 1e6 if self.dram_bytes else 0.0
+        if self.l2_bytes:
+            t += self.l2_bytes / (L2_BW * self.gpu.memory_bandwidth * self.sm_share) * 1e6
+        return t
+
+    @property
+    def sm_share(self) -> float:
+        """The share of the GPU's SMs the grid occupies: the tensor cores and L2 ports it can use."""
+        return min(1.0, self.concurrent / max(1, self.gpu.sms))
 
     @property
     def dot_us(self) -> float:
-        fp32 = self.gpu.peak_flops.get("fp32") or 0
-        tc = self.gpu.peak_flops.get("tf32") or fp32
+        """The dots at their operand type's tensor-core rate (or the FP32 FMA rate off tensor cores), DOT_EFF of the
+        peak, on the SMs the grid occupies."""
+        peaks = self.gpu.peak_flops
+        fp32 = peaks.get("fp32") or 0
         t = 0.0
+        if self.tc_flops or self.fma_by_kind:
+            for kind, f in self.tc_flops.items():
+                rate = peaks.get(_RATE_KEY.get(kind, "tf32")) or peaks.get("tf32") or fp32
+                t += f / (rate * DOT_EFF) if rate else 0.0
+            t += sum(self.fma_by_kind.values()) / (fp32 * DOT_EFF) if fp32 else 0.0
+            return t / self.sm_share * 1e6
+        tc = peaks.get("tf32") or fp32
         if self.fma_flops and fp32:
             t += self.fma_flops / (fp32 * DOT_EFF)
         if self.flops - self.fma_flops > 0 and tc:
             t += (self.flops - self.fma_flops) / (tc * DOT_EFF)
-        return t * 1e6
+        return t / self.sm_share * 1e6
+
+    @property
+    def program_us(self) -> float:
+        """The waves of programs the grid makes, each at least PROGRAM_US long."""
+        waves = math.ceil(self.programs / max(1, self.gpu.sms * max(1, self.resident)))
+        return waves * PROGRAM_US
 
     @property
     def issue_us(self) -> float:
@@ -131,7 +182,17 @@ class Cost:
     def time_us(self) -> float:
         # instruction issue is added, not overlapped: a row kernel's loads wait on its reductions (fitted on the
         # corpus's launches, bench/results/cost-calibration.md)
-        return LAUNCH_US + max(self.memory_us, self.dot_us) + self.issue_us + self.spill_us + self.convert_us
+        if self.issue_overlaps:
+            return LAUNCH_US + max(self.memory_us, self.dot_us, self.issue_us, self.program_us) + self.spill_us + \
+                self.convert_us
+        return LAUNCH_US + max(self.memory_us, self.dot_us, self.program_us) + self.issue_us + self.spill_us + \
+            self.convert_us
+
+    @property
+    def issue_overlaps(self) -> bool:
+        """A GEMM's instructions (addresses, copies, waits) issue while its tensor cores work; attention's softmax
+        works on one dot's result and feeds the next, and a kernel without dots has nothing to overlap them with."""
+        return bool(self.tc_flops) and self.kernel_class in ("gemm", "gemm-fp8")
 
     @property
     def floor_us(self) -> float:
@@ -140,10 +201,51 @@ class Cost:
         return LAUNCH_US + max(self.tensor_bytes / self.gpu.memory_bandwidth * 1e6,
                                self.flops / tc * 1e6 if tc else 0.0)
 
+    # ------------------------------------------------ how far to trust it
+    @property
+    def ratio(self) -> float | None:
+        """The estimate over the trusted measured time; None without one."""
+        return self.time_us / self.measured_us if self.measured_us and self.time_us > 0 else None
+
+    @property
+    def disagrees(self) -> bool:
+        """The estimate is more than DISAGREE off a trusted measured time of the same launch."""
+        r = self.ratio
+        return r is not None and not 1 / DISAGREE <= r <= DISAGREE
+
+    @property
+    def covered(self) -> bool:
+        """The kernel is of a class the calibration covers, its loops' trips are known and it runs on NVIDIA."""
+        return self.kernel_class in CALIBRATED and not self.unknown_trips and self.gpu.is_cuda
+
+    @property
+    def confidence(self) -> str:
+        """"measured" (a trusted time agrees with the estimate), "estimated" (no trusted time, a covered kernel),
+        "disagrees" (a trusted time is over DISAGREE off) or "uncovered" (a class the calibration does not cover,
+        or loops whose trips are unknown). A verdict should raise no severity on the last two."""
+        if self.disagrees:
+            return "disagrees"
+        if self.ratio is not None:
+            return "measured"
+        return "estimated" if self.covered else "uncovered"
+
+    def confidence_note(self) -> str:
+        """What a finding's message says about an estimate not to rely on, or "" ."""
+        if self.confidence == "disagrees":
+            return (f"; the estimate is {self.ratio:.2g}x the measured {fmt_us(self.measured_us or 0)}: "
+                    "the model does not know this kernel")
+        if self.confidence == "uncovered":
+            why = f"{self.unknown_trips} loop(s) of unknown trips" if self.unknown_trips else \
+                f"a {self.kernel_class or 'kind of'} kernel the calibration does not cover"
+            return f"; uncertain: {why}"
+        return ""
+
     @property
     def bound(self) -> str:
         if self.time_us < 2 * LAUNCH_US:
             return "launch-bound"
+        if self.program_us > max(self.memory_us, self.dot_us, self.issue_us):
+            return "program-bound"
         if max(self.dot_us, self.issue_us) > self.memory_us:
             return "compute-bound"
         if self.memory_bw < 0.5 * self.gpu.memory_bandwidth:
@@ -152,6 +254,7 @@ class Cost:
 
     # ------------------------------------------------ causes removed
     def without(self, cause: str, pointer: str = "") -> "Cost":
+        """The launch with `cause` removed (one of CAUSES: what a rule's `cost_cause` names)."""
         if cause == "narrow":
             return replace(self, narrow_bytes=0.0)
         if cause == "uncoalesced":
@@ -167,7 +270,11 @@ class Cost:
         if cause == "spill":
             return replace(self, spill_bytes=0.0)
         if cause == "fma":
-            return replace(self, fma_flops=0.0)
+            tc = dict(self.tc_flops)
+            for kind, f in self.fma_by_kind.items():
+                kind = "tf32" if kind == "fp32" else kind
+                tc[kind] = tc.get(kind, 0.0) + f
+            return replace(self, fma_flops=0.0, fma_by_kind={}, tc_flops=tc)
         if cause == "convert":
             return replace(self, convert_bytes=0.0)
         return self
@@ -176,11 +283,25 @@ class Cost:
         return max(0.0, self.time_us - self.without(cause, **kw).time_us)
 
     def describe(self) -> dict[str, Any]:
-        return {"est_us": round(self.time_us, 2), "floor_us": round(self.floor_us, 2), "bound": self.bound,
-                "programs": self.programs, "concurrent": self.concurrent, "dram_bytes": int(self.dram_bytes),
-                "memory_us": round(self.memory_us, 2), "dot_us": round(self.dot_us, 2),
-                "issue_us": round(self.issue_us, 2),
-                "spill_us": round(self.spill_us, 2), "convert_us": round(self.convert_us, 2)}
+        out = {"est_us": round(self.time_us, 2), "floor_us": round(self.floor_us, 2), "bound": self.bound,
+               "programs": self.programs, "concurrent": self.concurrent, "dram_bytes": int(self.dram_bytes),
+               "l2_bytes": int(self.l2_bytes), "flops": self.flops,
+               "memory_us": round(self.memory_us, 2), "dot_us": round(self.dot_us, 2),
+               "issue_us": round(self.issue_us, 2), "program_us": round(self.program_us, 2),
+               "spill_us": round(self.spill_us, 2), "convert_us": round(self.convert_us, 2),
+               "class": self.kernel_class, "confidence": self.confidence,
+               "in_flight": int(self.in_flight), "pipelined": self.pipelined}
+        if self.tc_flops or self.fma_by_kind:
+            out["dot_flops"] = {**{k: v for k, v in self.tc_flops.items()},
+                                **{f"{k} on FMA": v for k, v in self.fma_by_kind.items()}}
+        if self.unknown_trips:
+            out["unknown_trips"] = self.unknown_trips
+        if self.measured_raw_us is not None:
+            out["timed_us"], out["timed"] = self.measured_raw_us, self.timed
+            out["time_reliable"] = self.measured_us is not None
+        if self.ratio is not None:
+            out["ratio"] = round(self.ratio, 3)
+        return out
 
 
 # ---------------------------------------------------------------- reading the kernel and the launch
@@ -188,13 +309,27 @@ _DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4,
                 "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
 
 
+def _elem_bytes(dtype: str) -> float:
+    """Bytes of one element of a torch dtype name: float8_e4m3fn and the other 8-bit floats 1, float4 packed 0.5."""
+    name = dtype.replace("torch.", "")
+    if name in _DTYPE_BYTES:
+        return _DTYPE_BYTES[name]
+    if name.startswith("float8"):
+        return 1
+    if name.startswith("float4"):
+        return 0.5
+    if name.startswith("complex"):
+        return 16 if "128" in name else 8
+    return 4
+
+
 def tensor_bytes(t: dict[str, Any]) -> int:
     """Bytes of the storage a captured tensor spans (its shape and strides; a broadcast stride-0 axis spans one)."""
     shape, stride = list(t.get("shape") or []), list(t.get("stride") or [])
-    size = _DTYPE_BYTES.get(str(t.get("dtype", "float32")).replace("torch.", ""), 4)
+    size = _elem_bytes(str(t.get("dtype", "float32")))
     if any(int(s) == 0 for s in shape):
         return 0
-    return (1 + sum((int(n) - 1) * abs(int(st)) for n, st in zip(shape, stride))) * size
+    return int((1 + sum((int(n) - 1) * abs(int(st)) for n, st in zip(shape, stride))) * size)
 
 
 Loop = tuple[int, int, ast.Call]  # first line, last line, the range(...) call
@@ -219,7 +354,7 @@ def loop_trips(loops: list[Loop], line: int, env: dict[str, int]) -> int:
     for first, last, it in loops:
         if not first < line <= last:
             continue
-        args = [_eval(a, env) for a in it.args[:3]]
+        args = [eval_int(a, env) for a in it.args[:3]]
         if any(a is None for a in args):
             continue
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
@@ -251,17 +386,25 @@ class KernelFacts:
     access_bits: dict[int, float]  # bits per thread of the global accesses of each line (PTX)
     narrow_lines: set[int]  # lines whose accesses are all narrower than 128 bits though their runs allow 128
     tiles: list[tuple[int, int, int, float]]  # (line, col, elem bits, bytes of the tile) of each TTGIR global access
+    counts: Any = None  # ir.counts.IrCounts of the TTIR (else the TTGIR): loops with their bounds, dots, accesses
+    fma_lines: set[int] = field(default_factory=set)  # lines of the dots lowered to FMA (TTGIR)
+    async_in_flight: float = 0.0  # bytes a software pipeline keeps in flight ahead of its loop (its prologue's
+    # asynchronous copies, one per stage ahead); 0 when the loads are not pipelined
+    shared_lines: set[int] | None = None  # lines whose PTX goes through shared memory (st.shared and ld.shared);
+    # None without PTX
+    kernel_class: str = ""
 
     @classmethod
     def of(cls, ctx) -> "KernelFacts":
         from ..ir.mlir import layout_kind, layout_of
-        from .memory import _tensor_accesses
 
         gpu = ctx.gpu
-        fn = _kernel_def(ctx)
+        fn = kernel_def(ctx)
         occ = occupancy(ctx)
         n_threads = threads(ctx)
         in_flight = 0.0
+        async_in_flight = 0.0
+        async_in_loop = False
         dots: list[tuple[int, float, bool]] = []
         converts: list[tuple[int, float]] = []
         for op in ctx.ttgir.ops:
@@ -272,7 +415,13 @@ class KernelFacts:
                     else op.result_type
                 sd = tensor_shape_dtype(type_str)
                 if sd:
-                    in_flight += numel(sd[0]) * (dtype_bits(sd[1]) or 32) / 8
+                    nbytes = numel(sd[0]) * (dtype_bits(sd[1]) or 32) / 8
+                    in_flight += nbytes
+                    if op.name in _ASYNC_LOADS:
+                        if op.loop_depth == 0:
+                            async_in_flight += nbytes
+                        else:
+                            async_in_loop = True
             elif op.name in _DOT_OPS:
                 res = tensor_shape_dtype(op.result_type)
                 a = tensor_shape_dtype(op.operand_types[0] if op.operand_types else None)
@@ -298,13 +447,60 @@ class KernelFacts:
                     widest[ln] = max(widest.get(ln, 0), i.bits)
         tiles, narrow = [], set()
         for store in (False, True):
-            for acc in _tensor_accesses(ctx, store).values():
+            for acc in tensor_accesses(ctx, store).values():
                 tiles.append((acc.line, acc.col, acc.elem_bits, acc.per_thread * n_threads * acc.elem_bits / 8))
                 if widest and acc.per_thread * acc.elem_bits >= 128 and 0 < widest.get(acc.line, 128) < 128:
                     narrow.add(acc.line)
+        shared_lines = None
+        if ctx.artifacts.asm.get("ptx") and not ctx.hip:
+            kinds: dict[int, set] = {}
+            for i in ctx.ptx.kernel_instrs():
+                if i.loc is not None and i.kind in ("st.shared", "ld.shared"):
+                    kinds.setdefault(i.loc.line, set()).add(i.kind)
+            shared_lines = {ln for ln, ks in kinds.items() if len(ks) == 2}
+        counts = _ir_counts(ctx)
+        fma_lines = {ln for ln, _, fma in dots if fma}
         return cls(fn, kernel_loops(fn), occ["blocks"] if occ and occ.get("blocks") else 1, n_threads,
                    max(1, n_threads // max(1, gpu.warp_size)), in_flight, dots, converts, spill, spill_lines,
-                   instr_lines, access_bits, narrow, tiles)
+                   instr_lines, access_bits, narrow, tiles, counts, fma_lines,
+                   async_in_flight if async_in_loop else 0.0, shared_lines, kernel_class(counts))
+
+
+def _ir_counts(ctx):
+    """The loops, dots and accesses of the compile, from its TTIR (loops as written, before the pipeliner adds
+    prologue copies), else its TTGIR; None when neither reads."""
+    from ..ir.counts import count_ir
+
+    for stage in ("ttir", "ttgir"):
+        text = ctx.artifacts.asm.get(stage)
+        if isinstance(text, str) and text:
+            try:
+                return count_ir(text, getattr(ctx, stage))
+            except Exception:  # noqa: BLE001 — an IR this reader does not know: the AST's trips stand
+                import logging
+
+                logging.getLogger(__name__).exception("counting the %s of %s failed", stage, ctx.kernel.name)
+    return None
+
+
+def kernel_class(counts) -> str:
+    """What the IR says a kernel is, as the calibration groups kernels: "attention" (two dots in one loop),
+    "gemm-fp8" / "gemm" (dots), "gemm-scaled" (block-scaled dots), "atomic" (it accumulates with atomics), "rows"
+    (loops over its data), "elementwise" (one pass, no loop), "" when unread."""
+    if counts is None:
+        return ""
+    if any(d.op in ("tt.dot_scaled", "ttng.tc_gen5_mma_scaled") for d in counts.dots):
+        return "gemm-scaled"
+    if counts.dots:
+        per_loop: dict = {}
+        for d in counts.dots:
+            per_loop[d.loop] = per_loop.get(d.loop, 0) + 1
+        if any(n >= 2 for lp, n in per_loop.items() if lp is not None):
+            return "attention"
+        return "gemm-fp8" if any(d.operand_kind == "fp8" for d in counts.dots) else "gemm"
+    if any(a.kind == "atomic" for a in counts.accesses):
+        return "atomic"
+    return "rows" if counts.loops else "elementwise"
 
 
 def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> Cost | None:
@@ -316,10 +512,17 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
         return None
     k = facts or KernelFacts.of(ctx)
     concurrent = min(programs, gpu.sms * k.resident)
-    env = _env(ctx, launch)
+    env = launch_env(ctx, launch)
+    ir_trips = k.counts.trips(env, [int(g) for g in launch.get("grid") or []]) if k.counts is not None else None
+    by_line = k.counts.line_trips(ir_trips) if ir_trips is not None else {}
 
-    def trips(line: int) -> int:
-        return loop_trips(k.loops, line, env) if line else 1
+    def trips(line: int) -> float:
+        """Runs of a source line per program: from the IR's loops where the IR has the line, else the AST's."""
+        if not line:
+            return 1
+        if line in by_line:
+            return by_line[line]
+        return loop_trips(k.loops, line, env)
 
     bytes_of: dict[str, int] = {}
     for name, a in (launch.get("args") or {}).items():
@@ -345,6 +548,15 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
     # for half of it).
     for p, f in inflation.items():
         traffic[p] = walked.get(p, float(bytes_of[p])) * f
+    # A second pass over data a program just read (a row's normalizing pass after its statistics) finds it in L2 when
+    # what the running programs re-read fits there: costed at L2's bandwidth, not DRAM's.
+    l2 = 0.0
+    for p, w in walked.items():
+        again = traffic[p] - float(bytes_of[p])
+        if p not in inflation and again > 0 and \
+                bytes_of[p] / programs * concurrent <= L2_FIT * gpu.l2_bytes:
+            traffic[p] -= again
+            l2 += again
     dram = sum(traffic.values())
 
     # narrow accesses: the share of the accesses' bits moved by lines narrower than 128 bits where the run allows 128
@@ -355,18 +567,36 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
     per_program = dram / programs
     in_flight = k.in_flight if 0 < k.in_flight <= per_program else per_program
 
-    flops = sum(f * trips(ln) for ln, f, _ in k.dots) * programs
-    fma = sum(f * trips(ln) for ln, f, on_fma in k.dots if on_fma) * programs
+    tc_flops: dict[str, float] = {}
+    fma_by_kind: dict[str, float] = {}
+    if k.counts is not None and k.counts.dots and ir_trips is not None:
+        for d in k.counts.dots:
+            into = fma_by_kind if d.line in k.fma_lines else tc_flops
+            into[d.operand_kind] = into.get(d.operand_kind, 0.0) + d.flops * ir_trips.of(d.loop) * programs
+        flops = sum(tc_flops.values()) + sum(fma_by_kind.values())
+        fma = sum(fma_by_kind.values())
+    else:
+        flops = sum(f * trips(ln) for ln, f, _ in k.dots) * programs
+        fma = sum(f * trips(ln) for ln, f, on_fma in k.dots if on_fma) * programs
     spill_trips = max((trips(ln) for ln in k.spill_lines), default=1)
     spill = k.spill_per_thread * k.n_threads * programs * spill_trips
-    convert = sum(b * trips(ln) for ln, b in k.converts) * programs
+    # a conversion whose line's PTX never goes through shared memory permutes registers: it costs nothing here
+    convert = sum(b * trips(ln) for ln, b in k.converts
+                  if k.shared_lines is None or ln in k.shared_lines) * programs
     # instructions: the PTX of each source line, run as often as the loops around it, by every warp of every program
     warp_instrs = float(sum(n * trips(ln) for ln, n in k.instr_lines.items())) * k.warps * programs
 
-    measured = launch.get("time_us") if isinstance(launch.get("time_us"), (int, float)) else None
+    pipelined = k.async_in_flight > 0
+    if pipelined:
+        in_flight = min(k.async_in_flight, per_program) if per_program > 0 else k.async_in_flight
+    raw = launch.get("time_us") if isinstance(launch.get("time_us"), (int, float)) else None
+    measured = raw if raw is not None and timing_reliable(launch) else None
     return Cost(programs, concurrent, sum(bytes_of.values()), dram, dram * narrow_share, in_flight, k.warps, flops,
                 fma, spill, convert, gpu, warp_instrs, spill_trips > 1, inflation, measured, resident=k.resident,
-                tensor_bytes_of={p: int(t) for p, t in traffic.items()})
+                tensor_bytes_of={p: int(t) for p, t in traffic.items()}, l2_bytes=l2, tc_flops=tc_flops,
+                fma_by_kind=fma_by_kind, pipelined=pipelined, kernel_class=k.kernel_class,
+                unknown_trips=len(ir_trips.unknown) if ir_trips is not None else 0, measured_raw_us=raw,
+                timed=int(launch.get("timed") or 0))
 
 
 def mean_launch_us(metrics: dict[str, Any]) -> float | None:
@@ -382,7 +612,6 @@ def mean_launch_us(metrics: dict[str, Any]) -> float | None:
 def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, str, float]]:
     """(line, the tensor argument it addresses, bytes of its tile) of each TTGIR global access in the kernel's file
     whose pointer the kernel's AST traces to a tensor argument of the launch."""
-    from .coalescing import _callee, _pointer_param
     from ._common import source_index
 
     if k.fn is None:
@@ -391,33 +620,21 @@ def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, s
     pointers = set(tensors)
     by_line: dict[int, str] = {}
     for node in ast.walk(k.fn):
-        if isinstance(node, ast.Call) and _callee(node) in ("load", "store") and node.args:
-            p = _pointer_param(node.args[0], pointers, idx)
+        if isinstance(node, ast.Call) and callee(node) in ("load", "store") and node.args:
+            p = pointer_param(node.args[0], pointers, idx)
             if p:
                 by_line.setdefault(node.lineno, p)
     return [(line, by_line[line], tile) for line, _, _, tile in k.tiles if line in by_line]
 
 
-# ---------------------------------------------------------------- findings weighed by what their cause costs
-WARN_SHARE = 0.15  # a finding is worth a warning when its cause costs this share of the launch ...
-MIN_GAIN_US = 2.0  # ... and at least this much time per launch, in a launch not bound by the launch itself
-_CAUSE = {"PTX001": "narrow", "PTX002": "narrow", "LAUNCH003": "uncoalesced", "LAUNCH002": "grid",
-          "SASS001": "spill", "TTGIR002": "fma", "TTGIR001": "convert", "LAUNCH001": "lanes"}
-COST_WEIGHED = frozenset(_CAUSE)
-
-
-def fmt_us(us: float) -> str:
-    if us >= 1000:
-        return f"{us / 1000:.2f} ms"
-    if us >= 10:
-        return f"{us:.0f} µs"
-    return f"{us:.1f} µs"
+# ---------------------------------------------------------------- what each finding's cause costs
+CAUSES = frozenset({"narrow", "uncoalesced", "grid", "spill", "fma", "convert", "lanes"})  # what `without` removes
 
 
 def gain_of(cost: Cost, f) -> float | None:
     """The estimated time a finding's cause costs in the launch; None when the model has no estimate for it."""
-    cause = _CAUSE.get(f.code)
-    if cause is None:
+    cause = cost_cause(f.code)
+    if cause is None or cause not in CAUSES:
         return None
     if cause == "lanes":
         # masked lanes issue no memory requests: only a launch bound by its instructions loses their share
@@ -430,7 +647,7 @@ def gain_of(cost: Cost, f) -> float | None:
     return cost.gain_us(cause)
 
 
-_TAIL_CODES = ("PTX001", "PTX002", "LAUNCH001")
+_TAIL_CAUSES = ("narrow", "lanes")  # what the masked branch of the last block has and the full blocks do not
 
 
 def tail_branch_lines(fn: ast.FunctionDef | None) -> set[int]:
@@ -456,19 +673,15 @@ def tail_branch_lines(fn: ast.FunctionDef | None) -> set[int]:
 
 def _tail_findings(ctx, findings: list) -> set[int]:
     """Narrow accesses and idle lanes in the masked branch of a full/partial block split: one program of a launch
-    runs it, so they are infos whatever the launch (ids of the findings handled)."""
-    lines = tail_branch_lines(_kernel_def(ctx)) if ctx.source else set()
+    runs it, so they are at most infos whatever the launch (checks/verdict: a ceiling; ids of the findings handled)."""
+    lines = tail_branch_lines(kernel_def(ctx)) if ctx.source else set()
     done: set[int] = set()
     for f in findings:
-        if f.code in _TAIL_CODES and f.line in lines:
+        if cost_cause(f.code) in _TAIL_CAUSES and f.line in lines:
             done.add(id(f))
             f.data["tail_branch"] = True
-            if f.code in ctx.settings.rules or not ctx.settings.severity_from_cost:
-                continue
-            if f.severity == "warning":
-                f.severity = "info"
-            f.message += (" [an info: in the masked branch for the last, partial block — one program of a launch "
-                          "runs it; the full blocks take the unmasked path]")
+            limit(f, "info", "in the masked branch for the last, partial block — one program of a launch runs it; "
+                  "the full blocks take the unmasked path", "tail")
     return done
 
 
@@ -491,11 +704,11 @@ def launch_costs(ctx) -> list[tuple[dict[str, Any], Cost]]:
 
 
 def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
-    """Give every cost finding of a spec with captured launches its estimated gain (in `data` and its message) and a
-    severity from it. The gain is weighed over the spec's recorded launches by their counts, each launch's estimate
-    scaled to its measured time where the capture timed it (capture --time): a warning when removing the cause would
-    save WARN_SHARE of the spec's time and MIN_GAIN_US a launch, else an info that says why. A user's own severity for
-    a code (settings.rules) is left alone. Returns the launches' costs (for the metrics)."""
+    """Record on every cost-weighed finding of a spec with captured launches what its cause costs: its estimated gain,
+    the share of the spec's time, the launch's time and bound (`data["est_*"]`, and in its message). The gain is
+    weighed over the spec's recorded launches by their counts, each launch's estimate scaled to its measured time
+    where the capture timed it (capture --time). The severity that follows is the verdict's (checks/verdict.py).
+    Returns the launches' costs (for the metrics)."""
     tail = _tail_findings(ctx, findings)
     costs = launch_costs(ctx)
     if not costs:
@@ -506,10 +719,13 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
     launches = sum(weights)
     measured = all(c.measured_us for _, c in costs)
     main = costs[0][1]
+    # an estimate a trusted measured time contradicts, or of a kernel the calibration does not cover, is no ground to
+    # raise a severity on (the verdict reads est_trusted)
+    trusted = all(c.confidence in ("measured", "estimated") for _, c in costs)
     where = f"{ctx.gpu.short_name}, " + ("measured" if measured else "estimated" if not any(
         c.measured_us for _, c in costs) else "partly measured")
     for f in findings:
-        if f.code not in COST_WEIGHED or f.severity == "error" or id(f) in tail:
+        if not cost_weighed(f.code) or f.severity == "error" or id(f) in tail:
             continue
         gains = [gain_of(c, f) for _, c in costs]
         if all(g is None for g in gains):
@@ -519,29 +735,10 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
         per_launch = gain / launches
         launch_us = total / launches
         f.data.update({"est_gain_us": round(per_launch, 3), "est_share": round(share, 4),
-                       "est_launch_us": round(launch_us, 3), "est_measured": measured, "est_bound": main.bound})
+                       "est_launch_us": round(launch_us, 3), "est_measured": measured, "est_bound": main.bound,
+                       "est_short": launch_us < 2 * LAUNCH_US, "est_confidence": main.confidence,
+                       "est_trusted": trusted})
         pct = "<1%" if 0 < share < 0.01 else f"{share:.0%}"
-        head = f" [cost: ~{fmt_us(per_launch)} of {fmt_us(launch_us)} a launch ({pct}; {where}; {main.bound})"
-        if f.code in ctx.settings.rules or not ctx.settings.severity_from_cost:
-            f.message += head + "]"
-            continue
-        short = launch_us < 2 * LAUNCH_US
-        if share >= WARN_SHARE and per_launch >= MIN_GAIN_US and not short:
-            if f.severity in ("info", "hint"):
-                f.severity = "warning"
-            f.message += head + "]"
-        else:
-            if f.severity == "warning":
-                f.severity = "info"
-            f.message += head + f" — an info: {_why_minor(main, share, per_launch, short)}]"
+        f.message += (f" [cost: ~{fmt_us(per_launch)} of {fmt_us(launch_us)} a launch ({pct}; {where}; {main.bound}"
+                      f"{main.confidence_note()})]")
     return costs
-
-
-def _why_minor(cost: Cost, share: float, gain_us: float, short: bool = False) -> str:
-    if short or cost.bound == "launch-bound":
-        return "a launch this short is bound by the launch itself, whatever the code"
-    if cost.bound == "memory-bound":
-        return f"memory-bound near the floor, removing it saves under {WARN_SHARE:.0%}"
-    if gain_us < MIN_GAIN_US:
-        return f"it saves under {fmt_us(MIN_GAIN_US)} a launch"
-    return f"it costs under {WARN_SHARE:.0%} of the launch"

@@ -20,10 +20,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..frontend.launches import evaluate
 from ..source import parse_module
 from .registry import rule
 from ._common import Span, def_span, finding, plural
+from .facts import callee, eval_int, kernel_def, launch_env
 from .resources import occupancy
 
 _ACCESS_MASK_POS = {"load": 1, "store": 2}  # tl.load(ptr, mask, ...), tl.store(ptr, value, mask, ...)
@@ -68,7 +68,7 @@ class _Kernel:
                 # `x += d` rebinds x to something this analysis does not follow
                 self.assigns.setdefault(node.target.id, []).append((node.lineno, ast.Constant(None)))
             elif (isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Call)
-                  and _callee(node.iter) in ("range", "static_range")):
+                  and callee(node.iter) in ("range", "static_range")):
                 self.loops.setdefault(node.target.id, []).append((node.lineno, node.iter))
 
     def value_of(self, name: str, line: int) -> ast.expr | None:
@@ -91,9 +91,9 @@ class _Kernel:
     def masks(self) -> list[_Mask]:
         found: dict[int, _Mask] = {}
         for node in ast.walk(self.fn):
-            if not isinstance(node, ast.Call) or _callee(node) not in _ACCESS_MASK_POS:
+            if not isinstance(node, ast.Call) or callee(node) not in _ACCESS_MASK_POS:
                 continue
-            pos = _ACCESS_MASK_POS[_callee(node)]
+            pos = _ACCESS_MASK_POS[callee(node)]
             expr = next((k.value for k in node.keywords if k.arg == "mask"), None)
             if expr is None and len(node.args) > pos:
                 expr = node.args[pos]
@@ -139,9 +139,9 @@ class _Kernel:
     def lanes(self, expr: ast.expr, line: int, depth: int) -> _Lanes | None:
         if depth <= 0:
             return None
-        if isinstance(expr, ast.Call) and _callee(expr) == "arange" and len(expr.args) == 2:
+        if isinstance(expr, ast.Call) and callee(expr) == "arange" and len(expr.args) == 2:
             return _Lanes(expr)
-        if isinstance(expr, ast.Call) and _callee(expr) == "to" and isinstance(expr.func, ast.Attribute):
+        if isinstance(expr, ast.Call) and callee(expr) == "to" and isinstance(expr.func, ast.Attribute):
             return self.lanes(expr.func.value, line, depth - 1)
         if isinstance(expr, ast.Subscript):
             return self.lanes(expr.value, line, depth - 1)
@@ -181,27 +181,13 @@ class _Kernel:
         if isinstance(expr, ast.Name):
             value = self.value_of(expr.id, line)
             return self._program_id(value, line, depth - 1) if value is not None else None
-        if isinstance(expr, ast.Call) and _callee(expr) == "to" and isinstance(expr.func, ast.Attribute):
+        if isinstance(expr, ast.Call) and callee(expr) == "to" and isinstance(expr.func, ast.Attribute):
             return self._program_id(expr.func.value, line, depth - 1)
-        if isinstance(expr, ast.Call) and _callee(expr) == "program_id":
+        if isinstance(expr, ast.Call) and callee(expr) == "program_id":
             arg = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "axis"), None)
             if isinstance(arg, ast.Constant) and isinstance(arg.value, int) and not isinstance(arg.value, bool):
                 return arg.value
         return None
-
-
-def _callee(call: ast.Call) -> str:
-    f = call.func
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-
-
-def _kernel_def(ctx) -> ast.FunctionDef | None:
-    try:
-        tree = parse_module(ctx.source or "")
-    except (SyntaxError, ValueError):
-        return None
-    return next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-                 and n.lineno == ctx.kernel.def_line and n.name == ctx.kernel.func_name), None)
 
 
 _MASKS: dict[tuple, tuple[ast.Module, dict[tuple, list[_Mask]]]] = {}
@@ -218,7 +204,7 @@ def _mask_groups(ctx) -> dict[tuple, list[_Mask]]:
     got = _MASKS.get(key)
     if got is not None and got[0] is tree:
         return got[1]
-    fn = _kernel_def(ctx)
+    fn = kernel_def(ctx)
     groups: dict[tuple, list[_Mask]] = {}
     for m in (_Kernel(fn).masks() if fn is not None else []):
         k = (ast.unparse(m.lanes.arange.args[1]), ast.unparse(m.lanes.arange.args[0]), ast.unparse(m.bound),
@@ -231,21 +217,6 @@ def _mask_groups(ctx) -> dict[tuple, list[_Mask]]:
 
 
 # ---------------------------------------------------------------- values of one launch
-def _eval(expr: ast.expr | None, env: dict[str, int]) -> int | None:
-    """An integer expression of literals and known values (launches.evaluate: + - * // % <<, cdiv, min, max,
-    next_power_of_2); None when any part is unknown or the value is not an integer."""
-    value = evaluate(expr, env) if expr is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _env(ctx, launch: dict[str, Any]) -> dict[str, int]:
-    """Integer values of the kernel's parameters in one launch: the launch's scalars, the spec's constexprs over them."""
-    env = {k: a["value"] for k, a in launch["args"].items()
-           if "value" in a and isinstance(a["value"], int) and not isinstance(a["value"], bool)}
-    env.update({k: v for k, v in ctx.spec.constants.items() if isinstance(v, int) and not isinstance(v, bool)})
-    return env
-
-
 @dataclass
 class _Idle:
     idle: float  # share of the lanes masked off
@@ -257,14 +228,14 @@ class _Idle:
 
 
 def _idle(m: _Mask, env: dict[str, int], grid: list[int]) -> _Idle | None:
-    a, b = _eval(m.lanes.arange.args[0], env), _eval(m.lanes.arange.args[1], env)
-    bound = _eval(m.bound, env)
+    a, b = eval_int(m.lanes.arange.args[0], env), eval_int(m.lanes.arange.args[1], env)
+    bound = eval_int(m.bound, env)
     if a is None or b is None or bound is None or b <= a:
         return None
     block = b - a
     valid = bound + (1 if m.inclusive else 0)
     if m.lanes.kind == "block":
-        start = _eval(m.lanes.start, env) if m.lanes.start is not None else 0
+        start = eval_int(m.lanes.start, env) if m.lanes.start is not None else 0
         if start is None:
             return None
         useful = min(max(valid - start - a, 0), block)
@@ -277,7 +248,7 @@ def _idle(m: _Mask, env: dict[str, int], grid: list[int]) -> _Idle | None:
     else:
         loop = m.lanes.loop
         assert loop is not None
-        args = [_eval(x, env) for x in loop.args[:3]]
+        args = [eval_int(x, env) for x in loop.args[:3]]
         if len(args) != 3 or None in args or args[0] != 0 or args[2] != block:
             return None
         blocks = len(range(*args))  # type: ignore[arg-type]
@@ -292,7 +263,7 @@ def _steps_by(expr: ast.expr, block: int, env: dict[str, int]) -> bool:
     """`pid * K` with K evaluating to the block."""
     if not isinstance(expr, ast.BinOp):
         return False
-    return any(_eval(side, env) == block for side in (expr.left, expr.right))
+    return any(eval_int(side, env) == block for side in (expr.left, expr.right))
 
 
 _MIN_BLOCK = 128  # smaller blocks than a warp group's worth of lanes are no fix worth proposing
@@ -319,7 +290,7 @@ def _better_block(bound: int, block: int, now: float, threshold: float) -> tuple
 
 
 # ---------------------------------------------------------------- LAUNCH001
-@rule("LAUNCH001", "masked-lane-waste", "warning")
+@rule("LAUNCH001", "masked-lane-waste", "warning", cost_cause="lanes")
 def masked_lane_waste(ctx):
     """A captured launch's mask turns off a large share of a block's lanes: the block does not fit the data."""
     launches = ctx.launches
@@ -331,7 +302,7 @@ def masked_lane_waste(ctx):
         first = masks[0]
         results = []
         for launch in launches:
-            got = _idle(first, _env(ctx, launch), launch["grid"])
+            got = _idle(first, launch_env(ctx, launch), launch["grid"])
             if got is not None:
                 results.append((launch, got))
         over = [lr for lr in results if lr[1].idle >= threshold]
@@ -474,7 +445,7 @@ class _Fill:
     last: float  # how full the last wave is
 
 
-@rule("LAUNCH002", "grid-underfill", "info")
+@rule("LAUNCH002", "grid-underfill", "info", cost_cause="grid")
 def grid_underfill(ctx):
     """A captured grid cannot fill the target's SMs, or its last wave is mostly empty."""
     launches = ctx.launches
@@ -561,7 +532,7 @@ def _axis(m: _Mask) -> int | None:
     return None
 
 
-@rule("LAUNCH004", "mma-tile-beyond-extent", "warning")
+@rule("LAUNCH004", "mma-tile-beyond-extent", "warning", fixes=("new_config",))
 def mma_tile_beyond_extent(ctx):
     """A dot's tile has rows (or columns) mostly beyond the captured launch's extent: a decode-sized M in a tile
     sized for prefill, computing on rows the launch does not have."""
@@ -577,9 +548,9 @@ def mma_tile_beyond_extent(ctx):
         axis_hint = next((a for a in map(_axis, masks) if a is not None), None)
         results = []
         for launch in launches:
-            env = _env(ctx, launch)
-            a, b = _eval(first.lanes.arange.args[0], env), _eval(first.lanes.arange.args[1], env)
-            bound = _eval(first.bound, env)
+            env = launch_env(ctx, launch)
+            a, b = eval_int(first.lanes.arange.args[0], env), eval_int(first.lanes.arange.args[1], env)
+            bound = eval_int(first.bound, env)
             if a is None or b is None or bound is None or b <= a or bound <= 0:
                 continue
             block = b - a

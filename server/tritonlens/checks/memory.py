@@ -4,55 +4,12 @@ position, and Triton's `vectorization fails vec = 1 origin vec = 4 ... mask is 1
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 
 from .registry import rule
-from ._common import (anchor, dtype_bits, finding, in_kernel_file, numel, related, source_index,
-                      tensor_shape_dtype, threads)
+from ._common import anchor, finding, in_kernel_file, related, source_index, tensor_shape_dtype
+from .facts import Access, contiguous, lane_terms, tensor_accesses
 
-# the AMD backend's buffer ops print as `amdg.` in triton 3.6 (`amdgpu.` in older releases)
-_LOAD_OPS = {"tt.load", "ttg.async_copy_global_to_local", "amdg.buffer_load", "amdg.buffer_load_to_local",
-             "amdgpu.buffer_load", "amdgpu.buffer_load_to_local"}
-_STORE_OPS = {"tt.store", "amdg.buffer_store", "amdgpu.buffer_store"}
 _FULL_BITS = 128
-
-
-@dataclass
-class _Access:
-    line: int
-    col: int
-    elem: str
-    elem_bits: int
-    per_thread: int  # elements each thread moves
-    layout_kind: str | None = None
-    ops: list = field(default_factory=list)
-
-
-def _tensor_accesses(ctx, store: bool) -> dict[tuple[int, int], _Access]:
-    """TTGIR tensor loads (or stores) of the kernel's file, keyed by their stamped (line, col)."""
-    names = _STORE_OPS if store else _LOAD_OPS
-    out: dict[tuple[int, int], _Access] = {}
-    n_threads = threads(ctx)
-    for op in ctx.ttgir.ops:
-        if op.name not in names or not in_kernel_file(ctx, op.loc):
-            continue
-        type_str = op.operand_types[0] if (store or op.name.startswith("ttg.async")) and op.operand_types \
-            else op.result_type
-        sd = tensor_shape_dtype(type_str)
-        if sd is None:
-            continue  # a scalar access: one element, nothing to vectorize
-        shape, elem = sd
-        bits = dtype_bits(elem)
-        if bits is None:
-            continue
-        key = (op.loc.line, op.loc.col)
-        from ..ir.mlir import layout_kind, layout_of
-
-        kind = layout_kind(layout_of(type_str), ctx.ttgir.layouts)
-        acc = out.setdefault(key, _Access(op.loc.line, op.loc.col, elem, bits, max(1, numel(shape) // n_threads),
-                                          kind))
-        acc.ops.append(op)
-    return out
 
 
 def _machine_accesses(ctx, store: bool):
@@ -123,7 +80,7 @@ def _fastest_dim(fields: dict[str, str], rank: int) -> int | None:
     return None
 
 
-def _shared_layout_cause(ctx, acc: _Access) -> str | None:
+def _shared_layout_cause(ctx, acc: Access) -> str | None:
     """Why an async copy into shared memory (cp.async) is narrow when the global side is not to blame: the shared
     layout the consumer (a dot operand) needs is transposed relative to the global rows, or its swizzle vector is
     shorter than 128 bits. None when the shared layout allows full-width copies."""
@@ -161,45 +118,6 @@ def _shared_layout_cause(ctx, acc: _Access) -> str | None:
     return None
 
 
-def _arange_derived(idx, expr, depth: int = 6) -> bool:
-    """Whether an expression's value varies with a `tl.arange` (directly or through simple assignments)."""
-    import ast
-
-    for n in ast.walk(expr):
-        if isinstance(n, ast.Call):
-            f = n.func
-            if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) == "arange":
-                return True
-        elif isinstance(n, ast.Name) and depth > 0:
-            if any(_arange_derived(idx, v, depth - 1) for v in idx.assigns.get(n.id, [])):
-                return True
-    return False
-
-
-def _along_last_axis(idx, expr, depth: int = 6) -> bool:
-    """An arange-derived index that varies along a tensor's last (contiguous) axis: `offs`, `rk[None, :]`, `offs % D`
-    — not `rm[:, None]`, which indexes rows, nor `offs // D`, the row of a linearized tile (constant over a run of
-    consecutive `offs`, so a stride multiplying it is a row stride)."""
-    import ast
-
-    if isinstance(expr, ast.Subscript):
-        sl = expr.slice
-        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        if elts and isinstance(elts[-1], ast.Constant) and elts[-1].value is None:
-            return False
-        return _arange_derived(idx, expr.value)
-    if isinstance(expr, ast.BinOp):
-        if isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
-            return _along_last_axis(idx, expr.left, depth) or _along_last_axis(idx, expr.right, depth)
-        if isinstance(expr.op, (ast.FloorDiv, ast.RShift)):
-            return False
-        if isinstance(expr.op, (ast.Mod, ast.BitAnd)):
-            return _along_last_axis(idx, expr.left, depth)
-    if isinstance(expr, ast.Name) and depth > 0 and expr.id in idx.assigns:
-        return any(_along_last_axis(idx, v, depth - 1) for v in idx.assigns[expr.id])
-    return _arange_derived(idx, expr)
-
-
 def _walk_columns(node):
     """ast.walk that does not enter `(...)[:, None]`: what is inside indexes rows, whatever it multiplies."""
     import ast
@@ -234,26 +152,23 @@ def _gather_source(idx, pointer_expr) -> int | None:
 
 
 def _inner_strides(idx, pointer_expr, params: list[str]) -> list[str]:
-    """Int params that multiply the index along the contiguous axis (`x_ptr + offs * stride`): not an alignment
-    problem but a stride — the elements of a thread are not adjacent whatever the stride's divisibility."""
+    """Int params that multiply the index on every axis of the tile (`x_ptr + offs * stride`): not an alignment
+    problem but a stride — the elements of a thread are not adjacent whatever the stride's divisibility. A tile with
+    a stride-1 axis has none: the layout runs along that axis (facts.lane_terms, the answer LAUNCH003 reads too)."""
     import ast
 
-    exprs = [pointer_expr]
-    for name in idx.names_reaching(frozenset(n.id for n in _names(pointer_expr))):
-        exprs.extend(idx.assigns.get(name, []))
+    terms = lane_terms(idx, pointer_expr)
+    if contiguous(terms) is not False:
+        return []
     found: list[str] = []
-    for e in exprs:
-        for n in _walk_columns(e):
-            if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)):
-                continue
-            for this, other in ((n.left, n.right), (n.right, n.left)):
-                if isinstance(this, ast.Name) and this.id in params and this.id not in found \
-                        and _along_last_axis(idx, other):
-                    found.append(this.id)
+    for term in terms:
+        for n in ast.walk(term):
+            if isinstance(n, ast.Name) and n.id in params and n.id not in found:
+                found.append(n.id)
     return found
 
 
-def _cause(ctx, site, acc: _Access, remark, store: bool) -> tuple[str, list[str], str]:
+def _cause(ctx, site, acc: Access, remark, store: bool) -> tuple[str, list[str], str]:
     """(cause, params, explanation)."""
     idx = source_index(ctx)
     pointer_names: set[str] = set()
@@ -322,7 +237,7 @@ def _join(names: list[str]) -> str:
 
 def _narrow(ctx, store: bool, code: str):
     verb, noun = ("stores", "store") if store else ("loads", "load")
-    accesses = _tensor_accesses(ctx, store)
+    accesses = tensor_accesses(ctx, store)
     if not accesses:
         return
     stage, machine = _machine_accesses(ctx, store)
@@ -378,7 +293,7 @@ def _narrow(ctx, store: bool, code: str):
             if bits < _FULL_BITS and ir_line not in seen and len(rel) < 8:
                 seen.add(ir_line)
                 rel.append(related(ctx, stage, ir_line, f"{opcode} ({bits}-bit)"))
-        data = {"cause": cause, "params": params, "widths": {str(b): n for b, n in sorted(widths.items())},
+        data = {"access": "store" if store else "load", "cause": cause, "params": params, "widths": {str(b): n for b, n in sorted(widths.items())},
                 "elems_per_thread": acc.per_thread, "elem_type": acc.elem, "elem_bits": acc.elem_bits,
                 "copies": copies,
                 "vec": remark.get("vec") if remark else None,
@@ -389,13 +304,13 @@ def _narrow(ctx, store: bool, code: str):
                       severity="info" if cause == "gather" else "")
 
 
-@rule("PTX001", "narrow-global-load", "warning")
+@rule("PTX001", "narrow-global-load", "warning", cost_cause="narrow", fixes=("memory", "tail"))
 def narrow_global_load(ctx):
     """A tensor load uses global accesses narrower than 128 bits though its elements per thread would allow 128."""
     yield from _narrow(ctx, False, "PTX001")
 
 
-@rule("PTX002", "narrow-global-store", "warning")
+@rule("PTX002", "narrow-global-store", "warning", cost_cause="narrow", fixes=("memory", "tail"))
 def narrow_global_store(ctx):
     """A tensor store uses global accesses narrower than 128 bits though its elements per thread would allow 128."""
     yield from _narrow(ctx, True, "PTX002")

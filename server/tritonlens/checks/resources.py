@@ -4,70 +4,24 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from dataclasses import dataclass
 from functools import lru_cache
 
 from .registry import rule
+from ..device.limits import Limits, limits_for, target_limits
 from ..model import Related
 from ._common import def_span, finding, in_kernel_file, related
 
 # ---------------------------------------------------------------- per-target limits
 
 
-@dataclass(frozen=True)
-class Limits:
-    name: str
-    shared_per_block: int  # bytes a block may opt in to
-    shared_per_sm: int  # bytes per SM (per CU on AMD)
-    regs_per_sm: int  # 32-bit registers per SM (per SIMD lane x SIMDs on AMD: see occupancy())
-    max_warps: int  # resident warps (wavefronts) per SM / CU
-    max_blocks: int
-    reg_granule: int = 256  # registers are allocated per warp in units of this many
-
-
-_CUDA = {
-    80: Limits("sm_80", 166912, 167936, 65536, 64, 32),
-    86: Limits("sm_86", 101376, 102400, 65536, 48, 16),
-    87: Limits("sm_87", 166912, 167936, 65536, 48, 16),
-    89: Limits("sm_89", 101376, 102400, 65536, 48, 24),
-    90: Limits("sm_90", 232448, 233472, 65536, 64, 32),
-    100: Limits("sm_100", 232448, 233472, 65536, 64, 32),
-    120: Limits("sm_120", 101376, 102400, 65536, 48, 24),
-}
-_HIP = {"gfx942": Limits("gfx942", 65536, 65536, 512, 32, 32, 8), "gfx90a": Limits("gfx90a", 65536, 65536, 512, 32, 32, 8),
-        "gfx950": Limits("gfx950", 163840, 163840, 512, 32, 32, 8)}
-
 LOW_OCCUPANCY_WARPS = 8  # fewer resident warps per SM than this leaves each scheduler < 2 warps to switch between
 SMALL_SPILL_BYTES = 64  # a few spilled values: reported, at info level
 LOOP_FREE_SPILL_BYTES = 256  # spills up to this size whose code is outside every loop: info too
 
 
-def target_limits(target: str) -> Limits | None:
-    backend, _, arch = target.partition(":")
-    if backend == "hip":
-        return _HIP.get(arch) or (_HIP["gfx942"] if arch.startswith("gfx9") else None)
-    try:
-        a = int(arch)
-    except ValueError:
-        return None
-    if a in _CUDA:
-        return _CUDA[a]
-    lower = [k for k in _CUDA if k <= a]
-    return _CUDA[max(lower)] if lower else None
-
-
 def gpu_limits(ctx) -> Limits | None:
-    """The limits of the GPU the check stands for (ctx.gpu, virtual_gpu): its shared memory per block and per SM and
-    its resident warps, with the arch's facts (blocks per SM, register granule, AMD's register file), named
-    `H100 SXM (sm_90)`. The arch's table alone when that GPU is not of the spec's target (an arch no GPU of the
-    table has)."""
-    arch = target_limits(ctx.spec.target)
-    gpu = ctx.gpu
-    if arch is None or gpu.target.rstrip("a") != ctx.spec.target.rstrip("a"):
-        return arch
-    return Limits(f"{gpu.short_name} ({arch.name})", gpu.shared_per_block_optin, gpu.shared_per_sm,
-                  gpu.regs_per_sm if gpu.is_cuda else arch.regs_per_sm, gpu.max_threads_per_sm // gpu.warp_size,
-                  arch.max_blocks, arch.reg_granule)
+    """The limits of the GPU the check stands for (ctx.gpu) on the spec's target (device/limits.py)."""
+    return limits_for(ctx.gpu, ctx.spec.target)
 
 
 def occupancy(ctx) -> dict | None:
@@ -100,7 +54,8 @@ def occupancy(ctx) -> dict | None:
 
 
 # ---------------------------------------------------------------- SASS001
-@rule("SASS001", "register-spill", "warning")
+@rule("SASS001", "register-spill", "warning", cost_cause="spill", fixes=("spill", "config"),
+      profile_metrics=("local_loads", "local_stores"))
 def register_spill(ctx):
     """Registers spilled to local memory (ptxas spill bytes; LDL/STL in the SASS). A stack frame alone is not a spill."""
     res = ctx.artifacts.resources
@@ -175,7 +130,7 @@ def _loops(lines: list[str]) -> tuple[tuple[int, int], ...]:
 
 
 # ---------------------------------------------------------------- RES001
-@rule("RES001", "shared-memory-over-limit", "error")
+@rule("RES001", "shared-memory-over-limit", "error", fixes=("resources", "config"))
 def shared_over_limit(ctx):
     """Shared memory per block over the target's limit: the launch fails with OutOfResources."""
     lim = gpu_limits(ctx)
@@ -221,7 +176,8 @@ def _loop_stages(ctx) -> list[tuple[int, str]]:
 
 
 # ---------------------------------------------------------------- RES002
-@rule("RES002", "low-occupancy", "hint")
+@rule("RES002", "low-occupancy", "hint", cost_cause="occupancy", fixes=("resources", "config"),
+      profile_metrics=("achieved_occupancy_pct",))
 def low_occupancy(ctx):
     """Registers or shared memory cap the resident warps per SM below a useful level."""
     occ = occupancy(ctx)

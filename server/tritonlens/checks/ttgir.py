@@ -29,7 +29,8 @@ def _short(layout: str | None, layouts: dict[str, str]) -> str:
 
 
 # ---------------------------------------------------------------- TTGIR001
-@rule("TTGIR001", "convert-layout-storm", "warning")
+@rule("TTGIR001", "convert-layout-storm", "warning", cost_cause="convert",
+      profile_metrics=("shared_bank_conflicts_ld", "shared_bank_conflicts_st", "barrier_stall_ratio"))
 def convert_layout_storm(ctx):
     """Layout conversions (`ttg.convert_layout`) that shuffle registers, often through shared memory."""
     from ..ir.mlir import convert_layout_info
@@ -133,7 +134,7 @@ def _mma_version(layout_text: str) -> int | None:
     return int(layout_text[j:k]) if k > j else None
 
 
-@rule("TTGIR002", "dot-off-tensor-cores", "warning")
+@rule("TTGIR002", "dot-off-tensor-cores", "warning", cost_cause="fma")
 def dot_off_tensor_cores(ctx):
     """A `tl.dot` lowered without tensor cores (FMA), or on sm_90+ without wgmma where the shapes allow it."""
     from ..ir.mlir import layout_kind, layout_of

@@ -395,6 +395,10 @@ def judge(ctx, findings: list) -> None:
         evidence = verdicts[0]
         f.data[MeasuredAdvice.FIELD] = evidence.to_data()
         f.message = f"{f.message}; {evidence.text()}"
+        if evidence.contradicts:  # a ceiling for the verdict (checks/verdict), said in the message already
+            from .verdict import limit
+
+            limit(f, "info", "the autotuner measured the advised direction slower", "measured", said=True)
         broader = next((v for v in verdicts[1:] if v.outcome != "none measured"), None)
         if evidence.outcome == "none measured" and broader is not None:
             f.message += f"; {broader.text()}"

@@ -7,9 +7,13 @@ import json
 import os
 import sys
 
-from ..report.cost import fmt_bytes
+from ..frontend.untrusted import printable
+from ..model import STAGES
+from ..units import fmt_bytes
 from ..source import python_files
+from ..writes import remove_empty_folder, remove_file, resolve, write_file
 from .common import EXIT_ERROR, EXIT_OK, compile_flags, rel, settings_from
+from ..sidecar import BASELINE, is_sidecar_folder, sidecar_path
 
 
 def add_parser(sub) -> None:
@@ -31,7 +35,7 @@ def add_parser(sub) -> None:
     d.add_argument("paths", nargs="+", metavar="PATH")
     d.add_argument("--baseline", metavar="FILE", help="default: .tritonlens/baseline.json in the workspace root")
     d.add_argument("--format", choices=("text", "json"), default="text")
-    d.add_argument("--stage", choices=("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn"),
+    d.add_argument("--stage", choices=STAGES,
                    help="also a unified diff of this layer (locations, SSA and register numbers normalised)")
     compile_flags(d)
     d.set_defaults(run=run_diff)
@@ -51,13 +55,13 @@ def add_parser(sub) -> None:
 def baseline_root(baseline_file: str) -> str:
     """Paths in a baseline are relative to the folder holding its `.tritonlens/` (else to the file's own folder)."""
     folder = os.path.dirname(os.path.abspath(baseline_file))
-    return os.path.dirname(folder) if os.path.basename(folder) == ".tritonlens" else folder
+    return os.path.dirname(folder) if is_sidecar_folder(folder) else folder
 
 
 def default_baseline(paths: list[str]) -> str:
     from ..pipeline import find_workspace_root
 
-    return os.path.join(find_workspace_root(paths[0]), ".tritonlens", "baseline.json")
+    return sidecar_path(find_workspace_root(paths[0]), BASELINE)
 
 
 def rel_to(root: str):
@@ -106,8 +110,6 @@ def load_baseline(path: str) -> dict | None:
 
 
 def run_baseline_save(args) -> int:
-    from ..report.baseline import IR_STAGES
-
     out = args.output or default_baseline(args.paths)
     checked = file_reports(args)
     if checked is None:
@@ -115,25 +117,16 @@ def run_baseline_save(args) -> int:
     data, sidecar = current_state(checked, baseline_root(out))
     if args.profile:
         _profile_into(data, checked[0], baseline_root(out))
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    _write_if_changed(out, json.dumps(data, indent=1, sort_keys=True) + "\n")
-    ir_dir = sidecar_dir(out)
-    stale = set()
-    for folder, _, names in os.walk(ir_dir):
-        stale.update(os.path.join(folder, n) for n in names if n.rsplit(".", 1)[-1] in IR_STAGES)
-    keep = {s.strip() for s in args.ir.split(",")}
-    for name, text in sidecar.items():
-        if name.rsplit(".", 1)[-1] not in keep:
-            continue
-        target = os.path.join(ir_dir, *name.split("/"))
-        stale.discard(target)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        _write_if_changed(target, text)
-    for path in stale:  # IR of specs no longer saved; only files of our own stage suffixes are removed
-        os.remove(path)
-    for folder, dirs, names in sorted(os.walk(ir_dir), reverse=True):
-        if not dirs and not names and folder != ir_dir:
-            os.rmdir(folder)
+    # the baseline, its IR folder and what is removed there stay inside the workspace: a committed link
+    # (baseline.json -> a shell's start-up file, baseline/ -> elsewhere) is refused, never written through
+    root = baseline_root(out)
+    try:
+        write_file(out, json.dumps(data, indent=1, sort_keys=True) + "\n", root, only_if_changed=True)
+        ir_dir = resolve(sidecar_dir(out), root)
+        _save_sidecar(ir_dir, sidecar, {s.strip() for s in args.ir.split(",")}, root)
+    except OSError as exc:
+        print(f"tritonlens baseline: {printable(str(exc))}", file=sys.stderr)
+        return EXIT_ERROR
     n_specs = sum(len(k["specs"]) for f in data["files"].values() for k in f["kernels"].values())
     n_kernels = sum(len(f["kernels"]) for f in data["files"].values())
     print(f"baseline of {n_kernels} kernel(s), {n_specs} spec(s) in {len(data['files'])} file(s) written to "
@@ -164,15 +157,24 @@ def _profile_into(data: dict, reports: list, root: str) -> None:
                 print(f"tritonlens baseline: --profile {kr.kernel.name}: {result.error}", file=sys.stderr)
 
 
-def _write_if_changed(path: str, text: str) -> None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return
-    except OSError:
-        pass
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+def _save_sidecar(ir_dir: str, sidecar: dict[str, str], keep: set[str], root: str) -> None:
+    """Write the normalised IR of the stages in `keep` under `ir_dir` (a real path inside `root`), remove the IR of
+    specs no longer saved (only files of our own stage suffixes) and the folders that leaves empty. Links there are
+    never followed: a linked folder is not walked, a linked file is removed itself."""
+    stale = set()
+    for folder, _, names in os.walk(ir_dir):
+        stale.update(os.path.join(folder, n) for n in names if n.rsplit(".", 1)[-1] in STAGES)
+    for name, text in sidecar.items():
+        if name.rsplit(".", 1)[-1] not in keep:
+            continue
+        target = os.path.join(ir_dir, *name.split("/"))
+        stale.discard(target)
+        write_file(target, text, root, only_if_changed=True)
+    for path in stale:
+        remove_file(path, root)
+    for folder, dirs, names in sorted(os.walk(ir_dir), reverse=True):
+        if not dirs and not names and folder != ir_dir:
+            remove_empty_folder(folder, root)
 
 
 def run_diff(args) -> int:

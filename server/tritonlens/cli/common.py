@@ -63,6 +63,13 @@ def compile_flags(p: argparse.ArgumentParser, several_files: bool = True) -> Non
                        help="compile processes (default: the cores available, up to 16, about 2 GB of memory each)")
     p.add_argument("--module-execution", choices=("definitions", "full"), default="definitions",
                    help="definitions (default): import only what the kernels need; full: run the whole module")
+    if several_files:
+        p.add_argument("--no-auto-capture", action="store_true",
+                       help="do not run a kernel file's own launch code (its tests, its __main__ block) without a GPU "
+                            "to learn the specs of kernels that have no capture or hint (default: run it, sandboxed, "
+                            "at most --auto-capture-timeout seconds per file)")
+        p.add_argument("--auto-capture-timeout", type=float, default=20.0, metavar="SECONDS",
+                       help="seconds a file's launch code may run without a GPU (default 20)")
     device_flags(p)
 
 
@@ -80,6 +87,9 @@ def settings_from(args):
 
         s.max_workers = default_workers(editor=False)
     s.all_captures = bool(getattr(args, "all_captures", False))
+    s.auto_capture = not getattr(args, "no_auto_capture", True)
+    if getattr(args, "auto_capture_timeout", None):
+        s.auto_capture_timeout = max(1.0, float(args.auto_capture_timeout))
     if getattr(args, "storm_threshold", None):
         s.storm_threshold = args.storm_threshold
     s.gpu = getattr(args, "gpu", "") or ""

@@ -26,9 +26,21 @@ class _GpuCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         mod = self._load()
+        if self.name == "profile":  # the profiled kernel's findings, joined to its numbers
+            return mod.run(args, getattr(args, "after_dashes", None), check=_kernel_report)
         if self.takes_command:
             return mod.run(args, getattr(args, "after_dashes", None))
         return mod.run(args)
+
+
+def _kernel_report(file: str, kernel: str, target: str, captures: str | None):
+    """The report of one kernel of `file`, checked as `tritonlens check` would (captures first)."""
+    from ..pipeline import Checker
+    from ..settings import Settings
+
+    with Checker(Settings(target=target), capture_file=captures) as checker:
+        report = checker.check_file(file, kernels={kernel})
+    return next((k for k in report.kernels if k.name == kernel or k.kernel.func_name == kernel), None)
 
 
 capture = _GpuCommand("capture", "capture", "run a command and record the kernels it compiles: capture -- python x.py",

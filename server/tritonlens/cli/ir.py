@@ -4,13 +4,14 @@ from __future__ import annotations
 import os
 import sys
 
+from ..model import STAGES
 from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, compile_flags, rel, settings_from
 
 
 def add_parser(sub) -> None:
     i = sub.add_parser("ir", help="print one layer of a kernel's compile: tritonlens ir FILE::KERNEL --stage ptx")
     i.add_argument("kernel", metavar="PATH::KERNEL")
-    i.add_argument("--stage", choices=("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn"), default="ttgir")
+    i.add_argument("--stage", choices=STAGES, default="ttgir")
     i.add_argument("--spec", type=int, default=1, help="which spec of the kernel (1-based; see `check`)")
     i.add_argument("--line", type=int, default=None, help="only the IR lines that came from this source line")
     compile_flags(i, several_files=False)
@@ -51,7 +52,7 @@ def run(args) -> int:
         return EXIT_FINDINGS
     text = art.asm.get(args.stage)
     if text is None:
-        have = ", ".join(s for s in art.asm if s in ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn"))
+        have = ", ".join(s for s in art.asm if s in STAGES)
         print(f"tritonlens ir: no {args.stage} for target {art.target} (have: {have})", file=sys.stderr)
         return EXIT_ERROR
     print(f"// {name} [{cs.spec.describe()}] {args.stage}", file=sys.stderr)

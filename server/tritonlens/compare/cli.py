@@ -185,8 +185,9 @@ def report(files, sides, settings, th, args, made: float, say) -> int:
     else:
         text = output.to_text(outcome, args.verbose)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+        from ..writes import write_file
+
+        write_file(args.output, text)
         say(output.headline(outcome))
     else:
         sys.stdout.write(text)

@@ -200,7 +200,7 @@ def judge(pair: SpecPair, th: Thresholds, target_b: str = "") -> None:
     count("registers", "registers", "registers", th.registers)
     sha, shb = _num(ma, "shared"), _num(mb, "shared")
     if sha is not None and shb is not None and shb != sha:
-        from ..checks.resources import target_limits
+        from ..device.limits import target_limits
 
         lim = target_limits(target_b or b.get("target", ""))
         over = lim is not None and shb > lim.shared_per_block >= sha

@@ -132,5 +132,6 @@ def section_for(files: list[str], settings, version: str) -> str:
 
 
 def write_page(outcome: Outcome, path: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(render(outcome))
+    from ..writes import write_file
+
+    write_file(path, render(outcome))

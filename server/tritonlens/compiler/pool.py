@@ -33,9 +33,6 @@ from ..device.environment import named_env
 from ..device.run import RunDevice, run_devices
 from ..settings import DEFAULT_MEMORY_MB
 
-# The folder holding the `tritonlens` package: the worker imports it from there whatever sys.path the parent has.
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 _START_TIMEOUT = 120.0  # importing triton on a loaded 2-core machine can take a while
 POLL_S = 0.05  # how often a running job's worker is checked: result ready, alive, resident memory
 
@@ -145,7 +142,7 @@ def _tell_sandbox(state: dict[str, Any] | None) -> None:
 
 
 class _Worker:
-    """A `python -m tritonlens.compiler.worker` process. A plain subprocess rather than multiprocessing's spawn:
+    """A `tritonlens.compiler.worker` process. A plain subprocess rather than multiprocessing's spawn:
     spawn re-imports the parent's `__main__` in the child, which runs a user's unguarded script again and fails
     outright from a REPL or stdin. Its stdout goes to our stderr: in `tritonlens serve`, stdout is the LSP channel.
 
@@ -165,24 +162,24 @@ class _Worker:
         return os.path.join(self.root, "w", "trail") if self.root else None
 
     def start(self) -> None:
-        import json
         import tempfile
 
         from ..device.targets import local_gpu_target
 
         self.root = tempfile.mkdtemp(prefix="tritonlens-worker-")
         folder = os.path.join(self.root, "w")
-        tools = os.path.join(self.root, "tools")
-        env = sandbox.clean_env(folder, _PACKAGE_ROOT, self.env)
-        box = {"folder": folder, "tools": tools, "gpu": local_gpu_target() is not None,
-               "support": sandbox.support_modules()}
+        # started isolated, in its own folder; it confines itself before anything of the workspace can load, then
+        # takes this process's working directory as `python -m` here would have (compiler.sandbox.boot)
+        argv, env = sandbox.command(self.python, "tritonlens.compiler.worker:main", [], folder, cwd=os.getcwd(),
+                                    gpu=local_gpu_target() is not None, tools=os.path.join(self.root, "tools"),
+                                    extra_env=self.env)
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                [self.python, "-m", "tritonlens.compiler.worker", str(job_r), str(res_w), json.dumps(box)],
+                [*argv, str(job_r), str(res_w), os.path.join(folder, "trail")],
                 pass_fds=(job_r, res_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, env=env, close_fds=True,
+                stderr=subprocess.STDOUT, env=env, close_fds=True, cwd=self.root,
                 start_new_session=hasattr(os, "killpg"))  # its own group: what it started dies with it
             _relay(self.proc.stdout)
         finally:

@@ -122,15 +122,16 @@ def _c_compiler() -> list[str]:
     return found + [d for d in ("/usr/lib/gcc", "/usr/libexec/gcc", "/usr/lib/llvm") if os.path.isdir(d)]
 
 
-def programs(tools_dir: str | None, gpu_present: bool) -> list[str]:
+def programs(tools_dir: str | None, gpu_present: bool, search: list[str] | None = None) -> list[str]:
     """What a worker may execute (asked in the worker, whose interpreter and Triton may not be ours): Triton's
     compiler tools, the vendor-tool stand-ins and the Python they run on, the dynamic loader those need; where a GPU
-    is present, the real vendor tools and the C compiler."""
+    is present, the real vendor tools and the C compiler. `search`: the import path triton will come from (found
+    there, not imported)."""
     allowed = [os.path.realpath(sys.executable)]
     try:
-        import importlib.util
+        import importlib.machinery
 
-        spec = importlib.util.find_spec("triton")
+        spec = importlib.machinery.PathFinder.find_spec("triton", search)
         if spec and spec.origin:
             backends = os.path.join(os.path.dirname(spec.origin), "backends")
             allowed += [os.path.join(backends, b, "bin") for b in _listdir(backends)
@@ -160,6 +161,45 @@ _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
 
 
+SHM = "/dev/shm"
+_CLONE_NEWNS, _CLONE_NEWUSER = 0x20000, 0x10000000
+_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 2, 4, 0x4000, 1 << 18
+SHM_SIZE = "1g"  # the private /dev/shm's size: what module code puts there is memory the RSS bound does not see
+
+
+def private_shm() -> str | None:
+    """Give this process (and what it starts) a /dev/shm of its own: a new mount namespace (in a new user namespace
+    when not root) with a fresh tmpfs there. POSIX semaphores and shared memory (`multiprocessing.Lock`, `Queue`,
+    `shared_memory`, torch.multiprocessing) then work, and module code sees and touches no other process's segments.
+    Must run before any thread starts. None when done, else why not (a container without the right, a kernel that
+    restricts user namespaces): the caller then grants the machine's /dev/shm."""
+    if not os.path.isdir(SHM):
+        return f"there is no {SHM}"
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def fail(what: str) -> str:
+        err = ctypes.get_errno()
+        return f"{what} failed ({os.strerror(err) if err else 'refused'})"
+
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(_CLONE_NEWNS | (_CLONE_NEWUSER if uid != 0 else 0)) != 0:
+        return fail("a private mount namespace")
+    if uid != 0:
+        try:
+            for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as f:
+                    f.write(text)
+        except OSError as exc:
+            return f"mapping the user namespace failed ({exc.strerror})"
+    # private first: a mount made in a namespace whose mounts are shared would appear in the machine's too
+    if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return fail("making the mounts private")
+    if libc.mount(b"tmpfs", SHM.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV,
+                  f"mode=1777,size={SHM_SIZE}".encode()) != 0:
+        return fail(f"a tmpfs on {SHM}")
+    return None
+
+
 def _landlock(folder: str, executable: list[str], abi: int, writable: tuple[str, ...] = ()) -> list[str]:
     """Confine this process (and what it starts) with Landlock; what it now stops."""
     from landlock.plumbing import PR_SET_NO_NEW_PRIVS, SYSCALL_CREATE_RULESET, FSAccess, PathBeneathAttr, \
@@ -168,7 +208,7 @@ def _landlock(folder: str, executable: list[str], abi: int, writable: tuple[str,
     everything = FSAccess.all()
     attr = _Attr(int(everything), 0, 0)
     size = ctypes.sizeof(ctypes.c_uint64)
-    stops = ["writes outside its folder", "programs but tritonlens's"]
+    stops = ["writes outside its folder and /dev/shm", "programs but tritonlens's"]
     if abi >= 4:
         attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
         size = 2 * ctypes.sizeof(ctypes.c_uint64)
@@ -218,6 +258,9 @@ def _landlock(folder: str, executable: list[str], abi: int, writable: tuple[str,
         devices = FSAccess.READ_FILE | FSAccess.WRITE_FILE | (FSAccess.IOCTL_DEV if abi >= 5 else 0)
         for dev in ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", *_gpu_nodes()):
             allow(dev, int(devices | (FSAccess.READ_DIR if os.path.isdir(dev) else 0)))
+        # POSIX semaphores and shared memory (multiprocessing at import): files only, no links, folders or programs
+        shm = FSAccess.READ_FILE | FSAccess.WRITE_FILE | FSAccess.READ_DIR | FSAccess.MAKE_REG | FSAccess.REMOVE_FILE
+        allow(SHM, int(shm | (FSAccess.TRUNCATE if abi >= 3 else 0)))
         if abi >= 5:
             allow("/dev/pts", int(FSAccess.IOCTL_DEV))  # the terminal a worker inherited (isatty and friends)
         get_prctl()(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
@@ -228,7 +271,8 @@ def _landlock(folder: str, executable: list[str], abi: int, writable: tuple[str,
 
 
 def _seccomp(unix_sockets: bool = False) -> None:
-    """No socket of any family (socketpair stays: it reaches nobody) and no io_uring; the call fails with EACCES.
+    """No socket of any family (socketpair stays: it reaches nobody), no io_uring, no mount or namespace; the call
+    fails with EACCES.
     With `unix_sockets` (a machine with a GPU: the CUDA driver fails to initialise without them) UNIX sockets
     stay."""
     import socket
@@ -241,7 +285,9 @@ def _seccomp(unix_sockets: bool = False) -> None:
         f.add_rule(deny, "socket", pyseccomp.Arg(0, pyseccomp.NE, socket.AF_UNIX))
     else:
         f.add_rule(deny, "socket")
-    for call in ("io_uring_setup", "io_uring_enter", "io_uring_register"):
+    # io_uring would go around both filters; a namespace or mount of its own would go around the private /dev/shm
+    for call in ("io_uring_setup", "io_uring_enter", "io_uring_register", "mount", "umount2", "pivot_root",
+                 "unshare", "setns", "fsopen", "fsmount", "move_mount", "open_tree"):
         try:
             f.add_rule(deny, call)
         except (RuntimeError, ValueError, OSError):
@@ -261,6 +307,11 @@ def confine(folder: str, executable: list[str], gpu: bool = False) -> dict[str, 
     if not sys.platform.startswith("linux"):
         state["missing"].append(f"no sandbox on {sys.platform} (Landlock and seccomp are Linux's)")
         return state
+    if why := private_shm():
+        state["missing"].append(f"{SHM} is the machine's ({why}): module code may read, write and delete this "
+                                "user's shared-memory files")
+    else:
+        state["shm"] = "private"
     try:
         _seccomp(unix_sockets=gpu)
         state["seccomp"] = True
@@ -270,7 +321,10 @@ def confine(folder: str, executable: list[str], gpu: bool = False) -> dict[str, 
     abi = _landlock_abi()
     if abi:
         try:
-            state["stops"] += _landlock(folder, executable, abi)
+            stops = _landlock(folder, executable, abi)
+            if state.get("shm") == "private":
+                stops[0] = "writes outside its folder and its own /dev/shm"
+            state["stops"] += stops
             state["landlock"] = abi
         except Exception as exc:  # noqa: BLE001 — degrade, and say so
             state["missing"].append(f"Landlock could not be applied ({exc})")
@@ -297,18 +351,91 @@ def describe(state: dict[str, Any] | None) -> str:
 
 
 def status() -> dict[str, Any]:
-    """What a worker started now would get, tested in a throwaway process (for doctor)."""
+    """What a worker started now would get, tested in a throwaway process started as workers are (for doctor)."""
     import json
     import subprocess
     import tempfile
 
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with tempfile.TemporaryDirectory(prefix="tritonlens-sandbox-") as folder:
-        code = ("import json, sys; from tritonlens.compiler.sandbox import confine; "
-                "print(json.dumps(confine(sys.argv[1], [])))")
         try:
-            out = subprocess.run([sys.executable, "-c", code, folder], capture_output=True, text=True, timeout=60,
-                                 env=clean_env(folder, root))
+            argv, env = command(sys.executable, "tritonlens.compiler.sandbox:print_state", [], folder,
+                                cwd=folder, gpu=False)
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, cwd=folder,
+                                 stdin=subprocess.DEVNULL)
             return json.loads(out.stdout.strip().splitlines()[-1])
         except (OSError, ValueError, IndexError, subprocess.TimeoutExpired) as exc:
             return {"on": False, "missing": [f"the test process failed ({exc})"]}
+
+
+def print_state(argv: list[str]) -> None:
+    import json
+
+    print(json.dumps(STATE))
+
+
+# ---------------------------------------------------------------- starting a confined interpreter
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STATE: dict[str, Any] | None = None  # in a process `boot` started: what confine() put in force
+
+# `python -I`: no PYTHON* variable, no user site, and neither the working directory nor a script's folder on
+# sys.path — so no file of the workspace (a `textwrap.py` at its root) can load before the sandbox is up; the
+# process starts in a folder of its own. Only tritonlens's own package is put first.
+_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from tritonlens.compiler.sandbox import boot; boot(sys.argv[2], sys.argv[3:])")
+
+
+def command(python: str, entry: str, args: list[str], folder: str, cwd: str | None = None, gpu: bool = False,
+            tools: str | None = None, extra_env: dict[str, str | None] | None = None) -> tuple[list[str], dict]:
+    """(argv, environment) of a confined process: `python` runs `entry` ("package.module:function", called with
+    `args`) after `boot` has confined it to `folder` (its HOME and TMPDIR; created here). `cwd`: the working
+    directory and first import folder it gets once confined (what `python -m` in that folder would have had).
+    `gpu`: the local GPU's nodes, tools and driver stay usable; `tools`: where the vendor-tool stand-ins are
+    written (before confinement, then read-only). Start it with `cwd=folder`, a folder of its own."""
+    env = clean_env(folder, PACKAGE_ROOT, extra_env)
+    box = {"folder": folder, "tools": tools, "gpu": gpu, "support": support_modules(), "entry": entry,
+           "cwd": os.path.abspath(cwd) if cwd else None}
+    import json
+
+    return [python, "-I", "-c", _BOOT, PACKAGE_ROOT, json.dumps(box), *args], env
+
+
+def kill_group(proc) -> None:
+    """Stop a process `command` started (with start_new_session) and what it forked."""
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.kill()
+
+
+def boot(box_json: str, argv: list[str]) -> None:
+    """The first thing a confined process runs (`command`): confine, then take the working directory and import
+    path the process would have had, then run the entry point. Until confine() returns only the standard library
+    and tritonlens's own modules are imported, from their installed places."""
+    import importlib
+    import json
+
+    global STATE
+    box = json.loads(box_json)
+    load_support(box.get("support") or {})
+    if box.get("tools"):
+        from ..device.answers import prepare_tools
+
+        prepare_tools(box["tools"])
+    gpu = bool(box.get("gpu"))
+    # PYTHONPATH as this process got it (a launcher may have put another Triton there), which -I left out
+    user_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != PACKAGE_ROOT]
+    STATE = confine(box["folder"], programs(box.get("tools"), gpu, [*user_path, *sys.path]), gpu)
+    module, _, function = box["entry"].partition(":")
+    entry = getattr(importlib.import_module(module), function or "main")  # tritonlens's own, before the paths
+    # as `python -m` started in `cwd` with PYTHONPATH would have: cwd first, then PYTHONPATH
+    sys.path[1:1] = user_path
+    if box.get("cwd"):
+        sys.path.insert(0, box["cwd"])
+        try:
+            os.chdir(box["cwd"])
+        except OSError:
+            pass
+    entry(argv)

@@ -3,11 +3,16 @@
 The worker runs the user's module code; whatever it writes to its result pipe is untrusted. Unpickling it would run
 code in the checking process (or the language server); JSON makes data only, and `artifacts_from_wire` accepts only
 the shape `artifacts_to_wire` makes (anything else raises `ValueError`: the pool reports a worker failure and goes
-on). A message is at most `MAX_MESSAGE` bytes: the framing refuses a longer one before reading it.
+on). A message is at most `MAX_MESSAGE` bytes: the framing refuses a longer one before reading it. Inside it, what
+presenters show as numbers must be numbers (a metric, a line), a finding's code and severity are of the known forms,
+and every text but the compiler's own IR is bounded: an error message or finding message to `MAX_TEXT` (module code
+can put a whole file it read into its exception), names to `MAX_NAME`.
 """
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import asdict
 from typing import Any
 
@@ -17,6 +22,13 @@ from ..model import Artifacts, CompileError, Finding, Related, Resources
 _TEXTS = Artifacts.__dataclass_fields__["asm"].default_factory  # the dict type a compile's texts are kept in
 MAX_MESSAGE = 256 << 20  # a 1-warp 8192-element kernel's PTX is 2.4 MB; a hundred times that is no compile's
 _DEPTH = 64  # nesting of any JSON value a worker sends (metadata, finding data)
+MAX_TEXT = 64 << 10  # characters of one message (an error, a finding); longer ones are cut, and say so
+MAX_NAME = 4 << 10  # characters of a name, a path, a key
+_CODE = re.compile(r"[A-Z]{2,12}[0-9]{3}")
+_SEVERITIES = ("error", "warning", "info", "hint")
+# metrics the presenters show as numbers (report/html.py, lsp/hover.py, the baseline)
+_NUMERIC = ("registers", "spill_bytes", "stack", "shared", "compile_time", "spill_stores", "spill_loads",
+            "convert_layout", "local_alloc", "dots", "bar", "mma", "wgmma", "fma", "ldl", "stl")
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -71,7 +83,50 @@ def analysis_to_wire(analysis: tuple[dict, list[Finding]]) -> dict[str, Any]:
 
 def analysis_from_wire(value: Any) -> tuple[dict, list[Finding]]:
     """The (metrics, findings) `analysis_to_wire` made, or ValueError."""
-    return _need(value, "metrics", dict), [_finding(f) for f in _need(value, "findings", list)]
+    return _metrics(_need(value, "metrics", dict)), [_finding(f) for f in _need(value, "findings", list)]
+
+
+def bounded(text: str, limit: int = MAX_TEXT) -> str:
+    """`text` cut to `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" … ({len(text) - limit} more characters cut by tritonlens)"
+
+
+def _number(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _data(value: Any, where: str) -> Any:
+    """A JSON value whose numbers are finite and whose texts (and keys) are bounded; ValueError otherwise."""
+    if value is None or type(value) is bool or _number(value):
+        return value
+    if isinstance(value, str):
+        return bounded(value)
+    if isinstance(value, list):
+        return [_data(v, where) for v in value]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) and len(k) <= MAX_NAME for k in value):
+            raise ValueError(f"{where}: a key is not a short string")
+        return {k: _data(v, k) for k, v in value.items()}
+    raise ValueError(f"{where}: not a finite number")
+
+
+def _metrics(value: dict) -> dict:
+    metrics = _data(value, "metrics")
+    for key in _NUMERIC:
+        if metrics.get(key) is not None and not _number(metrics[key]):
+            raise ValueError(f"metric {key!r} is not a number")
+    occ = metrics.get("occupancy")
+    if occ is not None and not (isinstance(occ, dict) and all(_number(occ.get(k)) for k in
+                                                               ("warps", "max_warps", "occupancy", "blocks"))):
+        raise ValueError("metric 'occupancy' is malformed")
+    widths = metrics.get("global_widths")
+    if widths is not None and not (isinstance(widths, dict) and all(
+            isinstance(w, dict) and all(b.isdigit() and type(n) is int for b, n in w.items())
+            for w in widths.values())):
+        raise ValueError("metric 'global_widths' is malformed")
+    return metrics
 
 
 def _finding_to_wire(f: Finding) -> dict[str, Any]:
@@ -127,7 +182,7 @@ def _error(value: Any) -> CompileError | None:
         return None
     if not isinstance(value, dict) or set(value) - set(CompileError.__dataclass_fields__):
         raise ValueError("malformed error")
-    err = CompileError(kind=_need(value, "kind", str), message=_need(value, "message", str))
+    err = CompileError(kind=bounded(_need(value, "kind", str), MAX_NAME), message=bounded(_need(value, "message", str)))
     for key in ("line", "col", "end_col"):
         setattr(err, key, _need(value, key, int, optional=True))
     err.path = _need(value, "path", str, optional=True)
@@ -139,7 +194,12 @@ def _finding(value: Any) -> Finding:
         raise ValueError("malformed finding")
     ints = {k: _need(value, k, int) for k in ("line", "column", "end_line", "end_column")}
     texts = {k: _need(value, k, str) for k in ("path", "code", "severity", "message")}
+    if not _CODE.fullmatch(texts["code"]) or texts["severity"] not in _SEVERITIES:
+        raise ValueError("malformed finding code or severity")
+    texts["message"] = bounded(texts["message"])
     optional = {k: _need(value, k, str, optional=True) for k in ("kernel", "config", "target")}
-    related = [Related(_need(r, "path", str), _need(r, "line", int), _need(r, "message", str))
+    if any(len(v) > MAX_NAME for v in (texts["path"], *filter(None, optional.values()))):
+        raise ValueError("a finding's name or path is too long")
+    related = [Related(_need(r, "path", str), _need(r, "line", int), bounded(_need(r, "message", str)))
                for r in _need(value, "related", list)]
-    return Finding(**ints, **texts, **optional, related=related, data=_need(value, "data", dict))
+    return Finding(**ints, **texts, **optional, related=related, data=_data(_need(value, "data", dict), "data"))

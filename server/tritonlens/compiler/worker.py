@@ -700,28 +700,11 @@ def serve(conn, out=None, trail: str | None = None, sandbox: dict[str, Any] | No
 
 
 def main(argv: list[str]) -> None:
-    """`python -m tritonlens.compiler.worker JOB_FD RESULT_FD [SANDBOX_JSON]`: the pool's worker process. With
-    SANDBOX_JSON ({"folder", "tools", "gpu", "support"}) it confines itself (compiler.sandbox) before importing
-    anything of the user's or triton, and keeps its import trail in the folder."""
+    """The pool's worker process, `JOB_FD RESULT_FD TRAIL`, started by compiler.sandbox.boot (pool._Worker): it is
+    confined before this module is imported, and keeps its import trail in TRAIL."""
     from multiprocessing.connection import Connection
 
-    state = trail = None
-    if len(argv) > 2:
-        import json
+    from . import sandbox
 
-        from . import sandbox
-
-        box = json.loads(argv[2])
-        sandbox.load_support(box.get("support") or {})
-        if box.get("tools"):
-            from ..device.answers import prepare_tools
-
-            prepare_tools(box["tools"])
-        gpu = bool(box.get("gpu"))
-        state = sandbox.confine(box["folder"], sandbox.programs(box.get("tools"), gpu), gpu)
-        trail = os.path.join(box["folder"], "trail")
-    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False), trail, state)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+    serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False),
+          argv[2] if len(argv) > 2 else None, sandbox.STATE)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ..model import Finding, KernelReport
 from .edit import Edit, apply_edits
-from .hints import CANDIDATES
+from .hints import fixable
 from .search import Fix, Search
 
 MAX_ROUNDS = 4
@@ -74,7 +74,7 @@ def fix_file(checker, settings, report, text: str, keep: Callable[[Finding], boo
         edits: list[Edit] = []
         for kr in out.report.kernels:
             for f in kr.findings:
-                if f.code not in CANDIDATES or not keep(f) or (kr.name, f.code, f.line) in done:
+                if not fixable(f.code) or not keep(f) or (kr.name, f.code, f.line) in done:
                     continue
                 fix = preferred_fix(checker, settings, report.path, out.text, kr, f, root)
                 if fix is not None and fix.edits and not _overlaps(fix.edits, edits):

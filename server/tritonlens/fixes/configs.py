@@ -14,7 +14,7 @@ from ..frontend.specs import CONFIG_LABEL
 from ..frontend.value_sources import config_constant
 from ..model import CompiledSpec, Finding, KernelReport
 from ..report.kernel import config_labels
-from ..report.cost import fmt_bytes, fmt_us
+from ..units import fmt_bytes, fmt_us
 from .edit import Edit, Position, Range, apply_edits, fit_argument
 
 MAX_STAGE_STEPS = 3  # num_stages tried downwards from the config's value, first that removes the finding wins

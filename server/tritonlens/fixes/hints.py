@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from ..checks.registry import fix_strategies
 from ..frontend.value_sources import whole_row_blocks
 from ..model import Finding, KernelInfo, KernelReport
-from ..report.cost import fmt_bytes
+from ..units import fmt_bytes
 from ..report.irviews import SpecView, compiled_specs
 from . import configs
 from .edit import Edit, apply_edits
@@ -137,12 +138,27 @@ def _new_config_candidates(kr: KernelReport, f: Finding, text: str):
     return candidates(kr, f, text)
 
 
-CANDIDATES: dict[str, Callable[[KernelReport, Finding, str], Iterator[Candidate]]] = {
-    "LAUNCH004": _new_config_candidates,
-    "PTX001": _memory_candidates, "PTX002": _memory_candidates, "SRC002": _missing_candidates,
-    "SASS001": _spill_candidates, "RES001": _resource_candidates, "RES002": _resource_candidates,
+# hint candidates per fix strategy: a rule names its strategies (checks/registry.Rule.fixes)
+STRATEGIES: dict[str, Callable[[KernelReport, Finding, str], Iterator[Candidate]]] = {
+    "memory": _memory_candidates, "missing": _missing_candidates, "spill": _spill_candidates,
+    "resources": _resource_candidates, "new_config": _new_config_candidates,
 }
-CONFIG_CODES = {"SASS001", "RES001", "RES002"}  # findings a config edit can remove
+
+
+def hint_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Candidate]:
+    for strategy in fix_strategies(f.code):
+        if strategy in STRATEGIES:
+            yield from STRATEGIES[strategy](kr, f, text)
+
+
+def fixable(code: str) -> bool:
+    """A finding of `code` has a fix to search for (its rule names a strategy)."""
+    return bool(fix_strategies(code))
+
+
+def config_fixable(code: str) -> bool:
+    """A config edit (the autotune list, the launch's options) can remove a finding of `code`."""
+    return "config" in fix_strategies(code)
 
 
 # ---------------------------------------------------------------- did it help?
@@ -200,8 +216,8 @@ def outcome(old: KernelReport, new: KernelReport, f: Finding, cand: Candidate, s
         return (f"compiles: {m.get('registers', '?')} regs, {fmt_bytes(m.get('spill_bytes'))} spill, "
                 f"{fmt_bytes(m.get('shared'))} smem")
     said = f"removes {f.code} on line {f.line}"
-    if f.code in ("PTX001", "PTX002"):
-        kind = "ld.global" if f.code == "PTX001" else "st.global"
+    if f.data.get("access") in ("load", "store"):  # a narrow access (PTX001 / PTX002)
+        kind = "ld.global" if f.data["access"] == "load" else "st.global"
         before, after = _width(old, f.line, kind, settings), _width(new, f.line + cand.shift, kind, settings)
         if before and after:
             said += f"; {kind} {before}→{after}-bit"

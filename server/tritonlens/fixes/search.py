@@ -10,7 +10,8 @@ from typing import Any, Callable, Iterator
 from ..model import Finding, KernelReport
 from . import configs, launch, tail
 from .edit import Edit
-from .hints import CANDIDATES, CONFIG_CODES, apply_hint, outcome
+from ..checks.registry import fix_strategies
+from .hints import apply_hint, config_fixable, hint_candidates, outcome
 
 MAX_FIXES_PER_DIAGNOSTIC = 2
 MAX_CONFIG_FIXES = 4  # per diagnostic, over all the configs it holds in
@@ -28,14 +29,14 @@ def fix_candidates(kr: KernelReport, f: Finding, text: str, code: str, root: str
     """The candidates for one finding, in the order they are tried, and how many proven ones are offered. Program
     edits first — where the value is set (launch, constant, heuristics; a pointer and a conditional for a value
     computed at run time), then the configs — the hint edits after them."""
-    from_configs = configs.candidates(kr, f, text) if code in CONFIG_CODES else None
-    at_launch = list(launch.candidates(kr, f, text, root)) if code in CONFIG_CODES else []
+    from_configs = configs.candidates(kr, f, text) if config_fixable(code) else None
+    at_launch = list(launch.candidates(kr, f, text, root)) if config_fixable(code) else []
     # A hint would replace the launch's spec rather than change the launch: none where the launch can be edited.
-    rest = from_configs if from_configs is not None else [] if at_launch else CANDIDATES[code](kr, f, text)
+    rest = from_configs if from_configs is not None else [] if at_launch else hint_candidates(kr, f, text)
     limit = (MAX_CONFIG_FIXES if from_configs is not None else MAX_FIXES_PER_DIAGNOSTIC) + \
         len({c.group for c in at_launch})
     # A kernel edit (a mask-free path for full blocks) after the hint edits, counted beside them.
-    kernel = list(tail.candidates(kr, f, text)) if code in tail.CODES else []
+    kernel = list(tail.candidates(kr, f, text)) if "tail" in fix_strategies(code) else []
     return at_launch + list(rest) + kernel, limit + len(kernel)
 
 

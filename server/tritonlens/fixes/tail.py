@@ -29,14 +29,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from ..checks.registry import fix_strategies
 from ..model import Finding, KernelReport
 from ..report.irviews import SpecView, compiled_specs
 from ..source import parse_module
 from .edit import Edit, apply_edits
 
-CODES = ("PTX001", "PTX002")
 _ACCESS = {"load": 1, "store": 2}  # the positional index of `mask` in tl.load / tl.store
-_KIND = {"PTX001": ("ld.global", "loads"), "PTX002": ("st.global", "stores")}
+_KIND = {"load": ("ld.global", "loads"), "store": ("st.global", "stores")}  # a narrow finding's `access`
 _FULL_BITS = 128
 
 
@@ -671,12 +671,13 @@ class TailCandidate:
             bits = _bits(new_view, [p.fast[line]], kind)
             return bool(bits) and min(bits) >= _FULL_BITS
 
-        if not wide(f.line, _KIND[f.code][0]):
+        own = f.data.get("access") if f.data.get("access") in _KIND else "load"
+        if not wide(f.line, _KIND[own][0]):
             return None  # the access this fix is for is not 128-bit on the fast path
         shown, narrow = [], 0
-        for code in sorted(CODES, key=lambda c: c != f.code):  # the finding's own kind first
-            kind, noun = _KIND[code]
-            lines = [ln for k, ln in p.dropped if (k == "load") == (code == "PTX001")]
+        for access in sorted(_KIND, key=lambda a: a != own):  # the finding's own kind first
+            kind, noun = _KIND[access]
+            lines = [ln for k, ln in p.dropped if k == access]
             widened = [ln for ln in lines if wide(ln, kind)]
             narrow += len(lines) - len(widened)
             was = _bits(old_view, widened, kind)
@@ -747,7 +748,7 @@ def _worse(old: KernelReport, new: KernelReport, p: Plan) -> list[tuple[str, int
 
 def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[TailCandidate]:
     """The kernel edit for a narrow access whose mask is the cause; nothing when the edit would not be sound."""
-    if f.code not in CODES or f.data.get("cause") != "mask":
+    if "tail" not in fix_strategies(f.code) or f.data.get("cause") != "mask":
         return
     p = plan(text, kr.kernel.def_line, f.line)
     if p is not None:

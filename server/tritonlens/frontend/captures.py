@@ -9,8 +9,9 @@ import os
 from typing import Any, Iterator
 
 from .untrusted import UntrustedFile, printable, read_text
+from ..sidecar import CAPTURES, FOLDER, is_sidecar_folder
 
-CAPTURE_FILE = os.path.join(".tritonlens", "captures.jsonl")
+CAPTURE_FILE = os.path.join(FOLDER, CAPTURES)
 
 
 def captures_path(workspace_root: str) -> str:
@@ -95,6 +96,9 @@ def _valid(obj: Any) -> str | None:
     if launches is not None and (isinstance(launches, bool) or not isinstance(launches, int)
                                  or not 0 <= launches < _MAX_INT):
         return "field 'launches' is not a non-negative integer"
+    by = obj.get("launched_by")  # what ran the launch (an automatic capture's test or script), in words
+    if by is not None and (not isinstance(by, str) or len(by) > 256 or not by.isprintable()):
+        return "field 'launched_by' is not a short printable string"
     if "no_gpu" in obj and not isinstance(obj["no_gpu"], bool):
         return "field 'no_gpu' is not a boolean"
     keys = obj.get("autotune_keys")
@@ -205,6 +209,10 @@ def _bad_count(item: Any) -> str | None:
         return "timed is not a small non-negative integer"
     if (t is None) != (item.get("timed") is None):
         return "time_us and timed go together"
+    low = item.get("time_min_us")
+    if low is not None and (t is None or isinstance(low, bool) or not isinstance(low, (int, float))
+                            or not 0 <= low <= t):
+        return "time_min_us is not a number between 0 and time_us"
     return None
 
 
@@ -240,7 +248,7 @@ def fold_captures(caps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     When the summary lines carry `launch_counts` (distinct launches with their counts, see gpu/capture.py), the
     fold has `launch_counts` too: each distinct launch once, its counts summed over the lines, the most launched
     first (ties: first seen first), with `time_us` and `timed` where the run was timed (`time_us`: the medians of
-    the lines, weighed by their `timed`); and `launch` is the most launched of them — the launch a replay should
+    the lines, weighed by their `timed`; `time_min_us`: the least of their minimums, when every line kept one); and `launch` is the most launched of them — the launch a replay should
     make. Without them `launch` is the first launch of the compile, as before."""
     out: dict[str, dict[str, Any]] = {}
     counted: dict[str, int] = {}
@@ -284,17 +292,25 @@ def _add_count(into: dict[str, dict[str, Any]], item: dict[str, Any]) -> None:
     if entry is None:
         if len(into) >= _MAX_DISTINCT:
             return
-        entry = into[key] = {"launch": item["launch"], "count": 0, "time_sum": 0.0, "timed": 0}
+        entry = into[key] = {"launch": item["launch"], "count": 0, "time_sum": 0.0, "timed": 0, "time_min": None,
+                             "unspread": 0}
     entry["count"] += item["count"]
     if item.get("timed"):
         entry["time_sum"] += float(item["time_us"]) * item["timed"]
         entry["timed"] += item["timed"]
+        if item.get("time_min_us") is not None:
+            low = float(item["time_min_us"])
+            entry["time_min"] = low if entry["time_min"] is None else min(entry["time_min"], low)
+        else:
+            entry["unspread"] += item["timed"]  # timed by a capture that kept no minimum
 
 
 def _folded_count(entry: dict[str, Any]) -> dict[str, Any]:
     out = {"launch": entry["launch"], "count": entry["count"]}
     if entry["timed"]:
         out.update(time_us=round(entry["time_sum"] / entry["timed"], 3), timed=entry["timed"])
+        if entry["time_min"] is not None and not entry["unspread"]:
+            out["time_min_us"] = round(min(entry["time_min"], out["time_us"]), 3)
     return out
 
 
@@ -302,7 +318,7 @@ def capture_root(file: str, workspace_root: str) -> str:
     """The folder a capture file's paths are relative to: the one holding its `.tritonlens/` folder, else the
     file's own folder when it lies elsewhere (`--captures runs/h200.jsonl`), else the workspace root."""
     folder = os.path.dirname(os.path.abspath(file))
-    if os.path.basename(folder) == ".tritonlens":
+    if is_sidecar_folder(folder):
         return os.path.dirname(folder)
     return folder if os.path.isfile(file) else workspace_root
 

@@ -31,6 +31,19 @@ class Choices:
         return not self.sources & other.sources and "*" not in self.sources | other.sources
 
 
+@dataclass(frozen=True)
+class Typed:
+    """An argument whose value the file does not fix but whose type it does: a float the launch computes
+    (`1.0 / math.sqrt(d)`, `lr * 0.5`) or passes on (a parameter annotated `float` or defaulting to one) is an `fp32`
+    scalar, as Triton types a Python float — never the `i32` a value of unknown type would be taken for."""
+
+    type: str
+
+
+FP32 = Typed("fp32")
+_FLOAT_CALLS = frozenset({"float", "sqrt", "exp", "log", "log2", "log10", "pow", "rsqrt", "fsum"})
+
+
 @dataclass
 class LaunchSite:
     path: str
@@ -45,9 +58,9 @@ class LaunchSite:
         exprs: dict[str, str] = {}
         pairs = list(zip(param_names, self.positional)) + list(self.keywords.items())
         for name, (value, text) in pairs:
-            if value is _UNKNOWN:
+            if value is _UNKNOWN or isinstance(value, Typed):
                 exprs[name] = _one_line(text)
-            else:
+            if value is not _UNKNOWN:
                 values[name] = value
         return values, exprs
 
@@ -83,17 +96,38 @@ def find_launches(kernel_name: str, files: dict[str, str]) -> list[LaunchSite]:
         except (SyntaxError, ValueError):
             continue
         module_env = _constants(tree.body, {})
-        _Finder(path, text, short, module_env, sites).visit(tree)
+        _Finder(path, text, short, module_env, sites, _float_params(tree)).visit(tree)
     return sites
 
 
+def _float_params(tree: ast.Module) -> dict[str, set[str]]:
+    """Per function of the file, the parameters every call of it in the file passes a float (`update_fn(p, g,
+    lr=0.01)` in its test): a launch inside it passes them on as fp32 scalars."""
+    defs = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    seen: dict[str, dict[str, list[bool]]] = {}
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+        fn = defs.get(call.func.id)
+        if fn is None:
+            continue
+        names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        passed = {names[i]: a for i, a in enumerate(call.args[:len(names)]) if not isinstance(a, ast.Starred)}
+        passed.update({k.arg: k.value for k in call.keywords if k.arg})
+        for name in names + [a.arg for a in fn.args.kwonlyargs]:
+            seen.setdefault(fn.name, {}).setdefault(name, []).append(
+                name in passed and is_float(passed[name], set()))
+    return {f: {n for n, flags in params.items() if flags and all(flags)} for f, params in seen.items()}
+
+
 class _Finder(ast.NodeVisitor):
-    def __init__(self, path: str, text: str, name: str, module_env: dict[str, Any], out: list[LaunchSite]):
+    def __init__(self, path: str, text: str, name: str, module_env: dict[str, Any], out: list[LaunchSite],
+                 float_params: dict[str, set[str]] | None = None):
+        self.float_params = float_params or {}
         self.path, self.text, self.name, self.out = path, text, name, out
         self.source = SourceText(text)
         self.envs = [module_env]
         self.texts: list[dict[str, str]] = [{}]
         self.aliases: list[set[str]] = [set()]
+        self.floats: list[set[str]] = [set()]  # names that hold a Python float here (see Typed)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         # A function whose text names neither the kernel nor an alias of it launches nothing: skip its (costly)
@@ -108,10 +142,31 @@ class _Finder(ast.NodeVisitor):
         self.envs.append(_constants(node.body, outer))
         self.texts.append(self._assigned_texts(node.body))
         self.aliases.append(self._aliases(node.body))
+        self.floats.append(self._floats(node))
         self.generic_visit(node)
         self.envs.pop()
         self.texts.pop()
         self.aliases.pop()
+        self.floats.pop()
+
+    def _floats(self, node: ast.FunctionDef) -> set[str]:
+        """Parameters annotated `float` or defaulting to a float literal, and locals assigned a float expression
+        (every assignment of them), in this function."""
+        a = node.args
+        positional = a.posonlyargs + a.args
+        defaults = dict(zip([x.arg for x in positional][len(positional) - len(a.defaults):], a.defaults))
+        defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        out = {x.arg for x in positional + a.kwonlyargs
+               if (isinstance(x.annotation, ast.Name) and x.annotation.id == "float")
+               or (isinstance(defaults.get(x.arg), ast.Constant) and isinstance(defaults[x.arg].value, float))}
+        out |= self.float_params.get(node.name, set())
+        out |= self.floats[-1] - {x.arg for x in positional + a.kwonlyargs}
+        assigned: dict[str, bool] = {}
+        for stmt in _statements(node.body):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id
+                assigned[name] = assigned.get(name, True) and is_float(stmt.value, out)
+        return out | {n for n, yes in assigned.items() if yes}
 
     def _assigned_texts(self, body: list[ast.stmt]) -> dict[str, str]:
         """Single assignments as text: `block = triton.next_power_of_2(n)` -> {"block": "triton.next_power_of_2(n)"};
@@ -188,12 +243,37 @@ class _Finder(ast.NodeVisitor):
             for a in node.args:
                 if isinstance(a, ast.Starred):
                     break
-                site.positional.append((value_or_choices(a, env), self._text(a)))
+                site.positional.append((self._value(a, env), self._text(a)))
             for kw in node.keywords:
                 if kw.arg and not (isinstance(f, ast.Attribute) and kw.arg in ("grid", "warmup")):
-                    site.keywords[kw.arg] = (value_or_choices(kw.value, env), self._text(kw.value))
+                    site.keywords[kw.arg] = (self._value(kw.value, env), self._text(kw.value))
             self.out.append(site)
         self.generic_visit(node)
+
+
+    def _value(self, node: ast.expr, env: dict[str, Any]) -> Any:
+        value = value_or_choices(node, env)
+        return FP32 if value is _UNKNOWN and is_float(node, self.floats[-1]) else value
+
+
+def is_float(node: ast.expr, floats: set[str]) -> bool:
+    """Whether an expression is a Python float whatever its value: a float literal, a name in `floats`, a true
+    division, arithmetic with a float, `math.sqrt(...)`, `float(...)`."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, float)
+    if isinstance(node, ast.Name):
+        return node.id in floats
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, ast.Div) or is_float(node.left, floats) or is_float(node.right, floats)
+    if isinstance(node, ast.UnaryOp):
+        return is_float(node.operand, floats)
+    if isinstance(node, ast.IfExp):
+        return is_float(node.body, floats) and is_float(node.orelse, floats)
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        return name in _FLOAT_CALLS
+    return False
 
 
 _WRAPPERS = frozenset({"wrap_triton", "capture_triton"})

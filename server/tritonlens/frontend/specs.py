@@ -18,11 +18,31 @@ from typing import Any
 from .captures import identity as capture_identity
 from ..device import config_eval
 from .hints import OPTION_NAMES, HintValue, parse_value
-from .launches import Choices, LaunchSite
+from .launches import Choices, LaunchSite, Typed
 from ..model import Finding, KernelInfo, Param, Spec, backend_of, clean_launch, merge_launch_records
 
 TRITON_DEFAULT_OPTIONS = {"cuda": {"num_warps": 4, "num_stages": 3}, "hip": {"num_warps": 4, "num_stages": 2}}
 ASSUMED = "assumed (torch launch)"
+AUTO_CAPTURE = "auto-capture"  # origin prefix of a value the file's own launch code passed, run without a GPU
+# Where a spec's value came from (Spec.origins), by kind: what a verdict weighs a finding's evidence by. Facts from a
+# run: "capture" (a real one), "auto-capture" (the file's own launch code, no GPU); the user's word: "hint", "launch
+# site" (a literal at a launch), "default" (in the def), "autotune config", "heuristics"; ours: "triton default" (an
+# option no one set, as Triton would take it), "assumed" (a type no one gave, as a torch launch would make it).
+ORIGIN_KINDS = ("capture", "auto-capture", "hint", "launch site", "default", "autotune config", "heuristics",
+                "quick fix", "triton default", "assumed")
+
+
+def origin_kind(origin: str) -> str:
+    """The kind (one of ORIGIN_KINDS) of an origin text as `Spec.origins` holds it."""
+    for prefix, kind in ((AUTO_CAPTURE, "auto-capture"), ("capture", "capture"), ("hint line", "hint"),
+                         ("launch at", "launch site"), ("default in def", "default"), ("autotune config",
+                         "autotune config"), ("heuristics", "heuristics"), ("quick fix", "quick fix"),
+                         ("triton default", "triton default")):
+        if origin.startswith(prefix):
+            return kind
+    return "assumed"
+
+
 CONFIG_LABEL = re.compile(r"autotune config (\d+)/(\d+)")  # the label of a spec made from the i-th config
 
 
@@ -51,14 +71,20 @@ class _Draft:
 # ---------------------------------------------------------------- entry point
 def build_specs(kernel: KernelInfo, target: str, launches: list[LaunchSite] | None = None,
                 captures: list[dict[str, Any]] | None = None, gpu: str | None = None,
-                env: dict[str, str] | None = None) -> tuple[list[Spec], list[Finding]]:
+                env: dict[str, str] | None = None,
+                auto_captures: list[dict[str, Any]] | None = None) -> tuple[list[Spec], list[Finding]]:
     """The specs of `kernel` for `target`; `gpu` names the GPU (of that arch) that heuristics see, `env` what they
-    read of the environment beyond this process's."""
+    read of the environment beyond this process's. `auto_captures`: what the file's own launch code launched without
+    a GPU (gpu/autocapture.py, each with "_by"), below real captures and hints, above launch sites and defaults."""
     findings: list[Finding] = _hint_findings(kernel)
     capture_specs, capture_findings = _capture_specs(kernel, target, captures or [])
     findings += capture_findings
     if capture_specs:
         return _dedupe(capture_specs), findings
+    if auto_captures and not kernel.hints:
+        auto_specs, _ = _capture_specs(kernel, target, auto_captures, auto=True)  # a stale run is no finding
+        if auto_specs and not all(s.missing for s in auto_specs):
+            return _dedupe(auto_specs), findings
 
     names = [p.name for p in kernel.params]
     launch_drafts: list[_Draft] = []
@@ -174,12 +200,15 @@ def _value_of(kernel: KernelInfo, p: Param, hv: HintValue, origin: str) -> _Valu
     no_spec = p.name in kernel.do_not_specialize
     no_align = no_spec or p.name in kernel.do_not_specialize_on_alignment
     if p.is_constexpr:
-        return _Value("const", origin, value=hv.value, known=True) if hv.kind == "literal" else None
+        return _Value("const", origin, value=hv.value, known=True) \
+            if hv.kind == "literal" and not isinstance(hv.value, Typed) else None
     if hv.kind == "pointer":
         return _Value("type", origin, type=f"*{hv.type}", divisibility=None if no_align else hv.divisibility)
     if hv.kind == "scalar":
         return _Value("type", origin, type=hv.type, divisibility=None if no_align else hv.divisibility)
     value = hv.value
+    if isinstance(value, Typed):  # a launch passes a value of known type only (a float it computes)
+        return _Value("type", origin, type=value.type)
     # the way triton 3.6's specialize_impl types a runtime argument of a real launch
     if value is None:
         return _Value("const", origin, value=None, known=True)
@@ -356,8 +385,9 @@ def _apply_heuristics(kernel: KernelInfo, values: dict[str, _Value], target: str
 
 
 # ---------------------------------------------------------------- captures
-def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any]]) -> tuple[list[Spec],
-                                                                                              list[Finding]]:
+def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any]],
+                   auto: bool = False) -> tuple[list[Spec], list[Finding]]:
+    """Specs from captures; `auto`: an automatic capture's (labelled and originated by what launched them)."""
     specs: list[Spec] = []
     findings: list[Finding] = []
     names = [p.name for p in kernel.params]
@@ -393,10 +423,13 @@ def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any
         for k, default in TRITON_DEFAULT_OPTIONS[backend_of(target)].items():
             options.setdefault(k, default)
         missing = [x for x, t in sig.items() if t == "constexpr" and x not in constants]
+        by = cap.get("_by") if auto and isinstance(cap.get("_by"), str) else None
+        origin = f"{AUTO_CAPTURE}: {by}" if by else "capture"
         specs.append(Spec(signature=dict(sig), constants={k: _replayed(v) for k, v in constants.items()
                                                           if k.split("[", 1)[0] in sig},
                           attrs=attrs, options=options, target=target,
-                          origins={k: "capture" for k in list(sig) + list(options)}, label=f"capture {n}",
+                          origins={k: origin for k in list(sig) + list(options)},
+                          label=f"capture {n} ({by})" if by else f"capture {n}",
                           missing=missing, launches=_count(cap.get("launches")),
                           autotune=cap.get("autotune") if cap.get("autotune") in ("chosen", "trial") else None,
                           launch_records=capture_launch_records(cap),
@@ -410,7 +443,7 @@ def capture_launch_records(cap: dict[str, Any]) -> list[dict[str, Any]]:
     counts = cap.get("launch_counts")
     if isinstance(counts, list) and counts:
         records = [clean_launch({**item["launch"], "count": item.get("count"), "time_us": item.get("time_us"),
-                                 "timed": item.get("timed")})
+                                 "timed": item.get("timed"), "time_min_us": item.get("time_min_us")})
                    for item in counts if isinstance(item, dict) and isinstance(item.get("launch"), dict)]
         return merge_launch_records([r for r in records if r is not None and "count" in r])
     return [r for r in [clean_launch(cap.get("launch"))] if r is not None]

@@ -34,9 +34,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
+from ..compiler import sandbox
 from ..device import virtual_gpu
 from ..frontend.captures import identity, load_captures
-from ..report.cost import bench_file, fmt_bytes, fmt_us, launch_bytes, static_floor_us
+from ..frontend.untrusted import printable
+from ..model import timing_reliable
+from ..report.cost import bench_file, launch_bytes, static_floor_us
+from ..units import fmt_bytes, fmt_us
 from ..settings import target_arg
 
 EXIT_OK, EXIT_ERROR = 0, 2
@@ -68,6 +72,8 @@ class BenchResult:
     # each distinct launch timed: {"grid", "count", "bytes", "time_us" (replay), "real_us", "error"}, the replayed first
     shapes: list[dict[str, Any]] = field(default_factory=list)
     time_us: float | None = None  # measured median
+    time_min_us: float | None = None  # ... and the fastest of those launches
+    timed: int = 0  # launches the median is of (after an untimed first one)
     floor_us: float | None = None  # static: bytes / peak bandwidth
     gpu: dict[str, Any] = field(default_factory=dict)
     measured: bool = False
@@ -207,10 +213,11 @@ def _child_main(job_file: str) -> int:
             launch()
             torch.cuda.synchronize()
             if warm:
-                out = {"n": n, "time_us": _warm_time_us(launch, torch)}
+                times = _warm_times_us(launch, torch)
             else:
-                ms = triton.testing.do_bench(launch, warmup=25, rep=100, return_mode="median")
-                out = {"n": n, "time_us": ms * 1000.0}
+                times = [ms * 1000.0 for ms in triton.testing.do_bench(launch, warmup=25, rep=100, return_mode="all")]
+            times.sort()
+            out = {"n": n, "time_us": times[len(times) // 2], "time_min_us": times[0], "timed": len(times)}
         except Exception as exc:  # noqa: BLE001 — one spec's failure is reported, the others go on
             out = {"n": n, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]}
             if "CUDA" in str(exc) or "illegal" in str(exc).lower():
@@ -221,8 +228,8 @@ def _child_main(job_file: str) -> int:
     return 0
 
 
-def _warm_time_us(launch, torch) -> float:
-    """The median of WARM_REPS launches, each between two events with a GPU spin queued before the first (L2 warm):
+def _warm_times_us(launch, torch) -> list[float]:
+    """The times of WARM_REPS launches, each between two events with a GPU spin queued before the first (L2 warm):
     the spin capture --time queues before a timed launch, for the same reason."""
     from .capture_hook import SLEEP_CYCLES
 
@@ -237,16 +244,39 @@ def _warm_time_us(launch, torch) -> float:
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) * 1000.0)
-    times.sort()
-    return times[len(times) // 2]
+    return times
 
 
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return env
+def replay_main(argv: list[str]) -> None:
+    """The replay process (compiler.sandbox.boot runs it confined): `JOB_FILE`."""
+    sys.exit(_child_main(argv[0]))
+
+
+def replay_record(line: str, jobs: int) -> dict[str, Any] | None:
+    """One line the replay printed, as data: the module's code runs in that process and may print anything, so
+    only {"n": job index, "time_us": a finite positive number} or {"n", "error": a short string} is taken."""
+    import math
+
+    if len(line) > 4096:
+        return None
+    try:
+        rec = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(rec, dict) or type(rec.get("n")) is not int or not 0 <= rec["n"] < jobs:
+        return None
+    t = rec.get("time_us")
+    if type(t) in (int, float) and math.isfinite(t) and t > 0:
+        out: dict[str, Any] = {"n": rec["n"], "time_us": float(t)}
+        low = rec.get("time_min_us")
+        if type(low) in (int, float) and math.isfinite(low) and 0 < low <= t:
+            out["time_min_us"] = float(low)
+        if type(rec.get("timed")) is int and 0 < rec["timed"] <= 1_000_000:
+            out["timed"] = rec["timed"]
+        return out
+    if isinstance(rec.get("error"), str):
+        return {"n": rec["n"], "error": printable(rec["error"][:300])}
+    return None
 
 
 def run_on_gpu(jobs: list[Job], root: str, timeout: float, progress=None, warm_l2: bool = False) -> list[BenchResult]:
@@ -279,11 +309,15 @@ def _take(results: list[BenchResult], unit: tuple[int, int], out: dict[str, Any]
     shape = r.shapes[k]
     if "time_us" in out:
         shape["time_us"] = out["time_us"]
+        for key in ("time_min_us", "timed"):
+            if key in out:
+                shape[key] = out[key]
     else:
         shape["error"] = out.get("error", "the replay failed")
     if k == 0:
         if "time_us" in out:
             r.time_us, r.measured, r.method = out["time_us"], True, METHOD_WARM if warm_l2 else METHOD
+            r.time_min_us, r.timed = out.get("time_min_us"), int(out.get("timed") or 0)
         else:
             r.error = shape["error"]
         if progress:
@@ -297,21 +331,21 @@ def _replay_batch(path: str, jobs: list[Job], root: str, timeout: float,
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump({"jobs": [{"path": os.path.abspath(j.path), "qualname": j.kernel, "capture": j.capture,
                                  "workspace_root": root} for j in jobs], "warm_l2": warm_l2}, f)
-        proc = subprocess.Popen([sys.executable, "-m", "tritonlens.gpu.bench", "--replay-jobs", job_file],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
+        # the replay imports the kernel's module: sandboxed as a compile worker is, with the GPU it times
+        argv, env = sandbox.command(sys.executable, "tritonlens.gpu.bench:replay_main", [job_file],
+                                    os.path.join(tmp, "box"), cwd=os.getcwd(), gpu=True)
+        env["PYTHONUNBUFFERED"] = "1"
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                text=True, env=env, cwd=tmp, start_new_session=True)
         try:
             out, err = proc.communicate(timeout=timeout * max(1, len(jobs)))
         except subprocess.TimeoutExpired:
-            proc.kill()
+            sandbox.kill_group(proc)
             out, err = proc.communicate()
             err = f"timed out after {timeout * len(jobs):.0f} s\n" + err
     done: dict[int, dict[str, Any]] = {}
-    for line in out.splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and isinstance(rec.get("n"), int):
+    for line in out.splitlines()[:4 * len(jobs) + 16]:
+        if (rec := replay_record(line, len(jobs))) is not None:
             done[rec["n"]] = rec
     if len(done) < len(jobs) and proc.returncode not in (0, 3):
         last = (err.strip().splitlines() or ["no message"])[-1][:300]
@@ -371,15 +405,16 @@ def static_results(jobs: list[Job], gpu: virtual_gpu.GpuModel) -> list[BenchResu
 
 # ---------------------------------------------------------------- output
 def save(results: list[BenchResult], root: str, out: str | None = None) -> str:
+    from ..writes import open_append
+
     path = out or bench_file(root)
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
+    with open_append(path, root if out is None else None) as f:  # never through a link out of the workspace
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         for r in results:
             rec = r.to_json()
             rec["path"] = os.path.relpath(os.path.abspath(r.path), root).replace(os.sep, "/")
             rec["when"] = stamp
-            f.write(json.dumps(rec) + "\n")
+            f.write((json.dumps(rec) + "\n").encode("utf-8"))
     return path
 
 
@@ -407,8 +442,12 @@ def render(results: list[BenchResult]) -> str:
             total = fmt_us(r.total_us)
             if r.covered is not None and r.covered < r.launches:
                 total += f" ({r.covered:,} of {r.launches:,} launches timed)"
-        row = (r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes),
-               fmt_us(t) if r.measured else "≥ " + fmt_us(t),
+        shown = fmt_us(t) if r.measured else "≥ " + fmt_us(t)
+        if r.measured and r.time_min_us is not None:
+            shown += f" (min {fmt_us(r.time_min_us)})"
+            if not timing_reliable({"time_us": r.time_us, "timed": r.timed, "time_min_us": r.time_min_us}):
+                shown += " unreliable"
+        row = (r.kernel, r.label, "x".join(map(str, r.grid)), fmt_bytes(r.bytes), shown,
                f"{r.pct_of_peak:.0f}%" if r.pct_of_peak is not None else "-", _launches_text(r), total)
         if real:
             ratio = r.replay_vs_real
@@ -466,7 +505,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "sees the kernel (default: L2 flushed before each run)")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="append results here (default .tritonlens/bench.jsonl)")
-    p.add_argument("--replay-jobs", help=argparse.SUPPRESS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -474,12 +512,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.replay_jobs:
-        return _child_main(args.replay_jobs)
     if not args.targets:
         print("tritonlens bench: give PATH or PATH::KERNEL", file=sys.stderr)
         return EXIT_ERROR
-    from ..pipeline import find_workspace_root
+    from ..sidecar import find_workspace_root
     from ..device.targets import has_local_gpu
 
     paths, kernel = [], None

@@ -9,6 +9,7 @@ import threading
 from typing import Any, Iterator
 
 from ..frontend.captures import MAX_LINE, bounded_lines, identity
+from ..writes import open_append, workspace_of
 
 # ---------------------------------------------------------------- the file
 @contextlib.contextmanager
@@ -77,8 +78,8 @@ class CaptureWriter:
             self._write(f, recs)
 
     def _open(self):
-        os.makedirs(os.path.dirname(os.path.abspath(self.file)), exist_ok=True)
-        return open(self.file, "a+b")
+        # never through a link: a committed `.tritonlens/captures.jsonl -> ~/.profile` stays untouched
+        return open_append(self.file, workspace_of(self.file), read=True)
 
     def _scan(self, f) -> None:
         size = f.seek(0, os.SEEK_END)

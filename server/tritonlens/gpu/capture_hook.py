@@ -19,10 +19,14 @@ from .capture_record import (ENV_DUMP, ENV_FILE, ENV_INTERPRET, ENV_NO_GPU, ENV_
                              MAX_LAUNCH_SHAPES, TIMED_PER_LAUNCH, VERSION, _MAX_TRACKED, _jsonable, _target_string,
                              describe_launch, launch_key, record_from_hook, tuning_record)
 from .patching import wrap_once
+from ..writes import make_folder, write_file
 
 # Launch counts are written this often, at exit and on SIGTERM; a compile's first launch and each new autotuner choice
 # are written at once, so that a run killed outright (SIGKILL) still says what launched and what the autotuner chose.
 FLUSH_EVERY_S = 10.0
+# What is running the launches now, in words ("launched by `test_add` in this file, no GPU"): set by an automatic
+# capture (gpu/autocapture_run.py) before each launcher and test, written with each compile as `launched_by`.
+LAUNCHED_BY: list[str] = [""]
 
 # ---------------------------------------------------------------- the hook (runs inside the user's program)
 class _Hook:
@@ -57,6 +61,8 @@ class _Hook:
             role, _ = self.autotune_role()
             if role is not None:
                 rec["autotune"] = "trial" if role == "unknown" else role
+            if LAUNCHED_BY[0]:
+                rec["launched_by"] = LAUNCHED_BY[0]
             if self.no_gpu_target:
                 rec["no_gpu"] = True
                 if self.gpu:
@@ -109,20 +115,18 @@ class _Hook:
             if hasattr(kernel, "result"):
                 kernel = kernel.result()
             asm = getattr(kernel, "asm", {}) or {}
-            os.makedirs(self.dump_dir, exist_ok=True)
+            folder = make_folder(self.dump_dir)  # what is written there never goes through a link out of it
             stem = f"{rec['kernel']}-{identity(rec)}"
             for stage in ("ptx", "amdgcn", "ttgir"):
                 if isinstance(asm.get(stage), str):
-                    with open(os.path.join(self.dump_dir, f"{stem}.{stage}"), "w", encoding="utf-8") as f:
-                        f.write(asm[stage])
+                    write_file(os.path.join(folder, f"{stem}.{stage}"), asm[stage], folder)
             if isinstance(asm.get("cubin"), (bytes, bytearray)):
-                with open(os.path.join(self.dump_dir, f"{stem}.cubin"), "wb") as f:
-                    f.write(asm["cubin"])
+                write_file(os.path.join(folder, f"{stem}.cubin"), asm["cubin"], folder)
             md = getattr(kernel, "metadata", None)
             n_regs = getattr(kernel, "n_regs", None)
-            with open(os.path.join(self.dump_dir, f"{stem}.json"), "w", encoding="utf-8") as f:
-                json.dump({"capture": rec, "n_regs": n_regs, "n_spills": getattr(kernel, "n_spills", None),
-                           "shared": getattr(md, "shared", None)}, f, default=str)
+            write_file(os.path.join(folder, f"{stem}.json"),
+                       json.dumps({"capture": rec, "n_regs": n_regs, "n_spills": getattr(kernel, "n_spills", None),
+                                   "shared": getattr(md, "shared", None)}, default=str), folder)
         except Exception as exc:  # noqa: BLE001
             _warn(f"could not dump the compiled kernel: {type(exc).__name__}: {exc}")
 
@@ -353,11 +357,14 @@ class _Hook:
 
 def _launch_counts(dist: dict[tuple, list], times: dict[tuple, tuple]) -> list[dict[str, Any]]:
     """The `launch_counts` of a summary line: the most-launched distinct launches first (at most MAX_LAUNCH_SHAPES,
-    and the timed ones), each with its count and, when timed, its median time and the number of timed launches."""
+    and the timed ones), each with its count and, when timed, its median and minimum time and the number of timed
+    launches."""
     items = {key: {"launch": launch, "count": count} for key, (count, launch) in dist.items()}
-    for key, (launch, us, n) in times.items():
+    for key, (launch, us, n, *low) in times.items():
         item = items.setdefault(key, {"launch": launch, "count": 0})
         item.update(time_us=round(us, 3), timed=n)
+        if low:
+            item["time_min_us"] = round(low[0], 3)
     ranked = sorted(items.values(), key=lambda x: -x["count"])
     kept = ranked[:MAX_LAUNCH_SHAPES] + [x for x in ranked[MAX_LAUNCH_SHAPES:] if "timed" in x][:MAX_LAUNCH_SHAPES]
     while kept and len(json.dumps(kept, default=str)) > MAX_LINE // 4:  # a line readers accept, whatever the args
@@ -371,7 +378,9 @@ SLEEP_CYCLES = 500_000  # torch.cuda._sleep before a timed launch: 0.25 ms at 2 
 class LaunchTimer:
     """`capture --time`: the GPU time of real launches, measured in the user's own run.
 
-    For each distinct launch (launch_key: grid, scalars, tensor geometry) its first TIMED_PER_LAUNCH counted launches
+    For each distinct launch (launch_key: grid, scalars, tensor geometry) its first counted launch is left untimed (the
+    first launch of a compile loads the module, and a new launch finds its tensors cold in the TLB), and the next
+    TIMED_PER_LAUNCH counted launches
     (no autotuner trial, no warmup, none made while a CUDA graph is being captured) get two CUDA timing events on the
     current stream — the one Triton launches on: the start recorded by Triton's `launch_enter_hook`, which the
     launcher calls after binding the arguments and right before its own argument checks and the driver's
@@ -380,7 +389,8 @@ class LaunchTimer:
     launch: the start event fires when the spin ends, right before the kernel. (Without it, on a GPU left idle — a
     program that synchronizes after each launch, as tests do — the events measured the host's submission too: 40-100
     µs for kernels that run in 4.) The number written is the median over those launches of the time between the two
-    events on the GPU, in µs: the kernel's run, with the data where the program left it (L2 warm or cold), and, with
+    events on the GPU, in µs (and their minimum, which says how wide their spread was: a launch timed too few times
+    or with too wide a spread is shown but trusted by no estimate, see model.timing_reliable): the kernel's run, with the data where the program left it (L2 warm or cold), and, with
     programmatic dependent launch, the overlap with the kernel before. Not Triton's Python launch path, nor other
     streams' work. A launch whose host submission outlasts the spin (a pause of the process) still counts the wait:
     the median of several launches keeps such a one out.
@@ -396,7 +406,7 @@ class LaunchTimer:
 
         self.torch = torch
         self.hook = hook
-        self._budget: dict[tuple, int] = {}  # launch_key -> launches timed so far
+        self._budget: dict[tuple, int] = {}  # launch_key -> launches seen so far (the first is not timed)
         self._pending: list[tuple[str, tuple, Any, Any]] = []  # (identity, key, start event, end event)
         self._samples: dict[tuple[str, tuple], list[float]] = {}
         self._launches: dict[tuple[str, tuple], dict[str, Any]] = {}
@@ -445,13 +455,16 @@ class LaunchTimer:
             args, kwargs, seen = ctx
             key = launch_key(seen.get("grid"), args, kwargs)
             try:
-                done = self._budget.get(key, 0) if key is not None else TIMED_PER_LAUNCH
+                done = self._budget.get(key, 0) if key is not None else TIMED_PER_LAUNCH + 1
             except TypeError:  # an unhashable grid: counted (not described), never timed
                 return
             local.launch_key = key
-            if done >= TIMED_PER_LAUNCH or (not done and len(self._budget) >= self.MAX_KEYS):
+            if done > TIMED_PER_LAUNCH or (not done and len(self._budget) >= self.MAX_KEYS):
                 return
             if self.hook.autotune_role()[0] in ("trial", "unknown"):
+                return
+            if not done:  # its first launch: seen, not timed
+                self._budget[key] = 1
                 return
             cuda = self.torch.cuda
             if cuda.is_current_stream_capturing():
@@ -491,8 +504,8 @@ class LaunchTimer:
                 self._launches[(ident, key)] = described
             self._pending.append((ident, key, *events))
 
-    def collect(self, final: bool = False) -> dict[str, dict[tuple, tuple[dict[str, Any], float, int]]]:
-        """identity -> {launch_key: (launch, median µs, timed launches)} for the distinct launches whose timed
+    def collect(self, final: bool = False) -> dict[str, dict[tuple, tuple[dict[str, Any], float, int, float]]]:
+        """identity -> {launch_key: (launch, median µs, timed launches, min µs)} for the distinct launches whose timed
         launches have all ended (`final`: all of them, waiting for the last), each given once."""
         import statistics
 
@@ -509,7 +522,7 @@ class LaunchTimer:
                 self._samples.setdefault((ident, key), []).append(start.elapsed_time(end) * 1000.0)
             except Exception as exc:  # noqa: BLE001 — a context gone at exit: that sample is lost
                 _warn(f"could not read a launch's time: {type(exc).__name__}: {exc}")
-        out: dict[str, dict[tuple, tuple[dict[str, Any], float, int]]] = {}
+        out: dict[str, dict[tuple, tuple[dict[str, Any], float, int, float]]] = {}
         with self._lock:
             self._pending = still + self._pending
             waiting = {(i, k) for i, k, _, _ in self._pending}
@@ -517,7 +530,7 @@ class LaunchTimer:
                 if ik in self._written or not xs or ik in waiting:
                     continue
                 if len(xs) >= TIMED_PER_LAUNCH or final:
-                    out.setdefault(ik[0], {})[ik[1]] = (self._launches[ik], statistics.median(xs), len(xs))
+                    out.setdefault(ik[0], {})[ik[1]] = (self._launches[ik], statistics.median(xs), len(xs), min(xs))
                     self._written.add(ik)
         return out
 

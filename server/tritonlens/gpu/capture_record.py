@@ -24,7 +24,7 @@ TUNING_VERSION = 3  # the tuning line, added in version 3
 MAX_TUNING_CONFIGS = 512  # configs a tuning line lists (the frontend reader's bound too)
 MAX_LAUNCH_SHAPES = 16  # distinct launches a summary line lists per compile, the most launched first
 _MAX_TRACKED = 64  # distinct launches tallied per compile between flushes; launches of further ones count as "other"
-TIMED_PER_LAUNCH = 5  # launches timed per distinct launch with --time (the median is written)
+TIMED_PER_LAUNCH = 10  # launches timed per distinct launch with --time, after its first (median and minimum written)
 
 # Options a capture keeps: those a user can set on a launch or in a Config (the rest follow from the target).
 _KEPT_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid",

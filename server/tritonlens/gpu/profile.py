@@ -26,8 +26,10 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
+from ..checks.registry import facts as rule_facts
+from ..compiler import sandbox
 from ..model import Finding, KernelReport
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -47,12 +49,6 @@ METRICS: dict[str, tuple[str, ...]] = {
     "registers_per_thread": ("launch__registers_per_thread",),
 }
 
-# which finding each measurement confirms, and when it counts as confirmed
-_CONFIRMS: dict[str, tuple[str, ...]] = {
-    "SASS001": ("local_loads", "local_stores"),
-    "TTGIR001": ("shared_bank_conflicts_ld", "shared_bank_conflicts_st", "barrier_stall_ratio"),
-    "RES002": ("achieved_occupancy_pct",),
-}
 
 
 @dataclass
@@ -321,12 +317,21 @@ def _synth_tensor(torch, t: dict[str, Any], gen):
 
 
 def replay_command(path: str, qualname: str, capture: dict[str, Any], workspace_root: str, job_dir: str,
-                   python: str | None = None) -> list[str]:
+                   python: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """(argv, environment) of the replay process ncu runs: it imports the kernel's module, so it starts isolated
+    and confined as a compile worker does (compiler.sandbox.command), with the GPU's nodes and driver; start it in
+    `job_dir`."""
     job = {"path": os.path.abspath(path), "qualname": qualname, "capture": capture, "workspace_root": workspace_root}
     spec_file = os.path.join(job_dir, "replay.json")
     with open(spec_file, "w", encoding="utf-8") as f:
         json.dump(job, f)
-    return [python or sys.executable, "-m", "tritonlens.gpu.profile", "--replay-job", spec_file]
+    return sandbox.command(python or sys.executable, "tritonlens.gpu.profile:replay_main", [spec_file],
+                           os.path.join(job_dir, "box"), cwd=os.getcwd(), gpu=True)
+
+
+def replay_main(argv: list[str]) -> None:
+    """The replay process (compiler.sandbox.boot runs it confined): `JOB_FILE`."""
+    sys.exit(_replay_main(argv[0]))
 
 
 def _child_env() -> dict[str, str]:
@@ -351,7 +356,7 @@ def profile_kernel(path: str | None, kernel: str, *, command: list[str] | None =
         return ProfileResult(kernel, error="give the kernel's file (PATH::KERNEL) to replay a capture, "
                                            "or a command after --")
     from ..frontend.captures import load_captures
-    from ..pipeline import find_workspace_root
+    from ..sidecar import find_workspace_root
 
     root = workspace_root or find_workspace_root(path)
     caps, _ = load_captures(root, path, captures_file)
@@ -369,8 +374,8 @@ def profile_kernel(path: str | None, kernel: str, *, command: list[str] | None =
     if not ok:
         return ProfileResult(kernel, error=why)
     with tempfile.TemporaryDirectory(prefix="tritonlens-replay-") as tmp:
-        cmd = replay_command(path, kernel, usable[index], root, tmp)
-        return run_ncu(kernel, cmd, launch_count=1, timeout=timeout, env=_child_env())
+        cmd, env = replay_command(path, kernel, usable[index], root, tmp)
+        return run_ncu(kernel, cmd, launch_count=1, timeout=timeout, env=env, cwd=tmp)
 
 
 def confirm_findings(report: KernelReport, result: ProfileResult) -> list[Finding]:
@@ -383,7 +388,8 @@ def confirm_findings(report: KernelReport, result: ProfileResult) -> list[Findin
     kinfo = report.kernel
     target = next((cs.spec.target for cs in report.compiled), None)
     for f in report.findings:
-        if f.code not in _CONFIRMS:
+        rule = rule_facts(f.code)
+        if rule is None or not any(k in m for k in rule.profile_metrics):  # the metrics its rule says confirm it
             continue
         msg = _confirmation(f, m)
         if msg is None:
@@ -486,7 +492,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--no-check", action="store_true", help="only measure; do not compile the kernel for findings")
     p.add_argument("--timeout", type=float, default=600)
-    p.add_argument("--replay-job", help=argparse.SUPPRESS)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -502,10 +507,11 @@ def main(argv: list[str] | None = None) -> int:
     return run(args, cmd)
 
 
-def run(args: argparse.Namespace, cmd: list[str] | None = None) -> int:
-    """The command, its arguments parsed (`cmd`: what followed `--`)."""
-    if args.replay_job:
-        return _replay_main(args.replay_job)
+def run(args: argparse.Namespace, cmd: list[str] | None = None,
+        check: Callable[[str, str, str, str | None], KernelReport | None] | None = None) -> int:
+    """The command, its arguments parsed (`cmd`: what followed `--`). `check(file, kernel, target, captures)` gives the
+    kernel's report to join the numbers to (the `tritonlens profile` command hands in the pipeline's; this module
+    does not import the pipeline, which imports the GPU edges): without it, the numbers alone."""
     ok, why = can_profile()
     if not ok:
         print(f"tritonlens profile: {why}", file=sys.stderr)
@@ -522,7 +528,7 @@ def run(args: argparse.Namespace, cmd: list[str] | None = None) -> int:
         print("tritonlens profile: usage: profile --kernel NAME -- python train.py ...  |  profile PATH::KERNEL",
               file=sys.stderr)
         return EXIT_ERROR
-    from ..pipeline import find_workspace_root
+    from ..sidecar import find_workspace_root
 
     root = find_workspace_root(path or os.getcwd())
     result = profile_kernel(path, kernel, command=cmd if not path else None, workspace_root=root,
@@ -533,8 +539,9 @@ def run(args: argparse.Namespace, cmd: list[str] | None = None) -> int:
         return EXIT_ERROR
     findings: list[Finding] = []
     file = path or args.file or kernel_file_from_captures(kernel, root, args.captures)
-    if file and not args.no_check:
-        findings = _check_and_confirm(file, kernel, result, args.target, args.captures)
+    if file and not args.no_check and check is not None:
+        kr = check(file, kernel, args.target, args.captures)
+        findings = confirm_findings(kr, result) if kr is not None else []
     if args.format == "json":
         json.dump({"kernel": kernel, "launches": result.launches, "metrics": result.metrics,
                    "ncu_metrics": result.ncu_metrics, "findings": [f.to_json() for f in findings]},
@@ -547,19 +554,6 @@ def run(args: argparse.Namespace, cmd: list[str] | None = None) -> int:
         for f in findings:
             print(f"{_rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message} [{f.target}]")
     return EXIT_FINDINGS if any(f.severity in ("error", "warning") for f in findings) else EXIT_OK
-
-
-def _check_and_confirm(file: str, kernel: str, result: ProfileResult, target: str,
-                       captures_file: str | None) -> list[Finding]:
-    from ..pipeline import Checker
-    from ..settings import Settings
-
-    with Checker(Settings(target=target), capture_file=captures_file) as checker:
-        report = checker.check_file(file, kernels={kernel})
-    kr = next((k for k in report.kernels if k.name == kernel or k.kernel.func_name == kernel), None)
-    if kr is None:
-        return []
-    return confirm_findings(kr, result)
 
 
 def _rel(path: str) -> str:

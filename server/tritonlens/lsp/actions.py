@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from ..fixes.edit import Edit
-from ..fixes.hints import CANDIDATES, finding_at
+from ..fixes.hints import finding_at, fixable
 from ..fixes.search import Fix, Search
 from ..model import Finding, KernelReport
 from .diagnostics import SOURCE
@@ -221,7 +221,7 @@ class Fixes:
         deadline = loop.time() + FIX_WAIT_S
         uri = params.text_document.uri
         st = ls.scheduler.state(uri)
-        diags = [d for d in params.context.diagnostics if d.source == SOURCE and str(d.code or "") in CANDIDATES]
+        diags = [d for d in params.context.diagnostics if d.source == SOURCE and fixable(str(d.code or ""))]
         if st is None or not diags:
             return []
         text = ls.workspace.get_text_document(uri).source

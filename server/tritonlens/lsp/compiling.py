@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -34,6 +35,8 @@ class CompileScheduler:
         self.server = server
         self.docs: dict[str, DocState] = {}
         self.listeners: list[Callable[[DocState], None]] = []  # called after each publish (tests, watchers)
+        self._auto_started: set[str] = set()  # the runs of launch code started (autocapture's cache keys)
+        self._auto_lock = threading.Lock()  # one automatic capture at a time: each is a process importing torch
 
     # ------------------------------------------------------------------ requests
     def state(self, uri: str) -> DocState | None:
@@ -203,7 +206,8 @@ class CompileScheduler:
             await progress.begin(f"Compiling {infos[to_compile[0]].display_name} (1/{len(to_compile)})")
             report = await in_daemon_thread(checker.check_file, st.path, text, workspace_root=root,
                                              on_kernel=on_kernel, group=group,
-                                             kernels={infos[k].name for k in to_compile}, on_partial=on_partial)
+                                             kernels={infos[k].name for k in to_compile}, on_partial=on_partial,
+                                             auto="cached")
             await asyncio.sleep(0)  # let the queued per-kernel callbacks run first
         if gen != st.generation:
             return
@@ -225,7 +229,41 @@ class CompileScheduler:
         if report is not None:
             for problem in report.problems:
                 server.log(problem, types.MessageType.Warning)
+            st.file_findings += [f for f in report.findings if f.code == "SRC008"]  # the rest: found.errors
         self.publish(st, version)
+        if report is not None and report.wants_auto_capture:
+            self._auto_capture(st, root, report.wants_auto_capture)
+
+    def _auto_capture(self, st: DocState, root: str, key: str) -> None:
+        """Run the file's launch code in the background (gpu/autocapture.py, bounded and sandboxed), once per content
+        of the files it runs (`key`), and compile the document again when its launches are in: the first diagnostics
+        come from what the file says, the truer ones as soon as they are ready."""
+        if key in self._auto_started:
+            return
+        self._auto_started.add(key)
+        checker = self.server.checker
+        loop = asyncio.get_running_loop()
+        lock = self._auto_lock
+
+        def run() -> None:  # a daemon thread: a server that exits does not wait for a test (the run dies with it)
+            with lock:
+                try:
+                    result = checker.auto_capture(st.path, root)
+                except Exception as exc:  # noqa: BLE001 — a source of specs, never the editor's failure
+                    log.error("automatic capture of %s failed: %s", st.path, exc)
+                    return
+            loop.call_soon_threadsafe(done, result)
+
+        def done(result) -> None:
+            if self.docs.get(st.uri) is not st:
+                return
+            what = f"{len(result.captures)} compile(s)" + (f"; {result.outcome}: {result.message}"
+                                                          if result.failed else "")
+            self.server.log(f"launch code of {os.path.basename(st.path)} ran without a GPU in {result.seconds:.1f} s "
+                            f"({what}); re-checking")
+            self.schedule(st.uri, full=True)
+
+        threading.Thread(target=run, daemon=True, name="tritonlens-autocapture").start()
 
     # ------------------------------------------------------------------ output
     def _refresh_lenses(self) -> None:

@@ -47,10 +47,9 @@ def jsonable(value: Any) -> Any:
 
 
 def to_diagnostic(f: Finding, lines: list[str] | None = None) -> types.Diagnostic:
-    from ..checks import RULES
+    from ..checks.registry import doc_link
 
-    rule = RULES.get(f.code)
-    href = rule.doc_url if rule is not None else f.data.get("doc")
+    href = doc_link(f.code, f.data.get("doc"))
     related = [
         types.DiagnosticRelatedInformation(
             location=types.Location(uri=from_fs_path(r.path) or r.path,

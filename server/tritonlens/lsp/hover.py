@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from ..report.cost import fmt_bytes
+from ..units import fmt_bytes
 from ..report.irviews import STAGE_TITLES, compiled_specs, summary, view_for
 from ..report.tuning import tuning_markdown
 
@@ -18,6 +19,24 @@ if TYPE_CHECKING:
 
 SHOW_IR = "tritonlens.showIr"
 _LINE_STAGES = ("ttgir", "ptx", "sass", "amdgcn")
+
+
+# The client renders hover markdown as trusted for our own commands (`command:tritonlens.showIr`): a text that comes
+# from the checked files, a capture, a baseline or a worker must never become markup there — a link, a command, an
+# image. Every such text goes through `md` (or `code`), which leaves nothing for markdown to interpret.
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#!|~&])")
+
+
+def md(text: object) -> str:
+    """`text` as literal markdown: every character markdown could read as syntax escaped, lines joined."""
+    return _MARKDOWN.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def code(text: object) -> str:
+    """`text` as an inline code span, fenced past any run of backticks it holds (nothing inside is markup)."""
+    text = " ".join(str(text).split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
 
 
 def show_ir_link(uri: str, kernel: str, stage: str, line: int | None) -> str:
@@ -47,7 +66,7 @@ def line_hover(uri: str, kr: "KernelReport", line: int, settings) -> str | None:
         links.append(f"[show {STAGE_TITLES[stage]}]({show_ir_link(uri, kr.name, stage, line - 1)})")
     if not parts:
         return None
-    head = f"`{kr.name}` line {line} · {short_spec(specs[0].spec, kr.kernel.constexpr_names)}"
+    head = f"{code(kr.name)} line {line} · {md(short_spec(specs[0].spec, kr.kernel.constexpr_names))}"
     if len(specs) > 1:
         head += f" (spec 1 of {len(specs)}; all specs on the `def` line)"
     return "\n\n".join([head, *parts, " · ".join(links)])
@@ -78,22 +97,23 @@ def metrics_table(uri: str, kr: "KernelReport", settings) -> str:
     """Markdown: one row per compiled spec (target, warps, registers, spills, shared memory, conversions)."""
     rows = ["| spec | target | warps | regs | spill | shared | cvt | time |", "|---|---|---|---|---|---|---|---|"]
     for i, cs in enumerate(kr.compiled, 1):
-        label = cs.spec.label or f"spec {i}"
+        label = md(cs.spec.label or f"spec {i}")
+        target, warps = md(cs.spec.target), md(cs.spec.options.get("num_warps", "?"))
         art = cs.artifacts
         if art is None or not art.ok:
-            why = art.error.kind if art is not None and art.error else "not compiled"
-            rows.append(f"| {label} | {cs.spec.target} | {cs.spec.options.get('num_warps', '?')} | {why} | | | | |")
+            why = md(art.error.kind if art is not None and art.error else "not compiled")
+            rows.append(f"| {label} | {target} | {warps} | {why} | | | | |")
             continue
         m = cs.metrics
         cvt = m.get("convert_layouts", m.get("conversions"))
         if cvt is None:
             cvt = view_for(kr, cs, settings).conversions()
-        rows.append(f"| {label} | {cs.spec.target} | {cs.spec.options.get('num_warps', '?')} | "
-                    f"{m.get('registers', '?')} | {fmt_bytes(m.get('spill_bytes'))} | {fmt_bytes(m.get('shared'))} | "
-                    f"{cvt} | {m.get('compile_time', '?')} s |")
-    out = [f"**{kr.name}**: {len(kr.compiled)} spec(s)", "\n".join(rows)]
+        rows.append(f"| {label} | {target} | {warps} | {md(m.get('registers', '?'))} | "
+                    f"{md(fmt_bytes(m.get('spill_bytes')))} | {md(fmt_bytes(m.get('shared')))} | {md(cvt)} | "
+                    f"{md(m.get('compile_time', '?'))} s |")
+    out = [f"**{md(kr.name)}**: {len(kr.compiled)} spec(s)", "\n".join(rows)]
     for i, cs in enumerate(kr.compiled, 1):
-        out.append(f"{i}. `{cs.spec.describe()}`")
+        out.append(f"{i}. {md(cs.spec.describe())}")
     measured = tuning_markdown(kr.tuning)
     if measured:
         out.append(measured)
@@ -119,8 +139,8 @@ def register(server: "Host") -> None:
             if line <= signature_end(st.text.splitlines(), kr.kernel.def_line):
                 text = metrics_table(st.uri, kr, ls.settings)
                 changes = getattr(ls, "kernel_changes", None)  # lens.KernelChanges: what the last save changed
-                if changes is not None and (since := changes.text(st.uri, st.path, kr)):
-                    text += "\n\n" + since.replace(" · vs baseline:", "\n\nvs baseline:")
+                if changes is not None and (since := changes.text(st.uri, st.path, kr)):  # a baseline's words
+                    text += "\n\n" + "\n\nvs baseline: ".join(md(part) for part in since.split(" · vs baseline: "))
             else:
                 text = line_hover(st.uri, kr, line, ls.settings)
         except Exception as exc:  # noqa: BLE001 — a hover must not cost the server

@@ -14,12 +14,13 @@ from ..pipeline import find_workspace_root
 
 from .hover import SHOW_IR
 from .lifecycle import RECOMPILE
-from ..report.cost import fmt_bytes
+from ..units import fmt_bytes
 from ..report.irviews import STAGE_TITLES, compiled_specs, view_for
 from .capturing import lens_for as capture_lens_for
 from .profiling import lens_for as profile_lens_for
 from .benching import lens_for as bench_lens_for
 from .compare import lens_for as compare_lens_for
+from ..sidecar import BASELINE, sidecar_path
 
 if TYPE_CHECKING:
     from ..model import KernelReport
@@ -91,7 +92,7 @@ class KernelChanges:
         if last := self.history.since_last_save(uri, kr):
             parts.append(f"since last save: {last}")
         root = root or find_workspace_root(path)
-        base = self._baseline(os.path.join(root, ".tritonlens", "baseline.json"))
+        base = self._baseline(sidecar_path(root, BASELINE))
         if base is not None and (then := since_baseline(base, os.path.relpath(path, root).replace(os.sep, "/"), kr)):
             parts.append(f"vs baseline: {then}")
         return " · ".join(parts)

@@ -6,6 +6,8 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
+from ..sidecar import CAPTURES, FOLDER
+
 if TYPE_CHECKING:
     from .docstate import DocState
     from .host import Host
@@ -52,7 +54,7 @@ class Watcher:
         self._timer = None
         paths, self._pending = self._pending, set()
         sched = self.server.scheduler
-        if any(p.endswith(os.path.join(".tritonlens", "captures.jsonl")) for p in paths):
+        if any(p.endswith(os.path.join(FOLDER, CAPTURES)) for p in paths):
             self.server.log("captures changed; re-checking open documents")
             sched.schedule_all(full=True)
             return

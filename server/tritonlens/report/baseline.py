@@ -21,10 +21,9 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..model import CompiledSpec, Finding, KernelReport
+from ..model import STAGES, CompiledSpec, Finding, KernelReport
 
 FORMAT = 1
-IR_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
 _VOLATILE_METRICS = {"compile_time"}
 _GATING = {"error", "warning"}
 
@@ -194,7 +193,7 @@ def spec_record(cs: CompiledSpec, paths: list[str], with_ir: bool = True) -> tup
     }
     texts: dict[str, str] = {}
     if art is not None and art.ok and with_ir:
-        for stage in IR_STAGES:
+        for stage in STAGES:
             if art.asm.get(stage):
                 texts[stage] = normalise_ir(stage, art.asm[stage], paths)
         rec["ir"] = {stage: ir_hash(t) for stage, t in texts.items()}
@@ -345,7 +344,7 @@ def compare_kernel(path: str, name: str, old: dict | None, new: dict | None) -> 
             sd.knobs = [Change(k, a, b) for k, a, b in _value_changes(_spec_values(o), _spec_values(n))]
             sd.metrics = compare_metrics(o.get("metrics", {}), n.get("metrics", {}), n.get("target", ""))
             if "ir" in o and "ir" in n:  # records made without IR (the gate, the editor) say nothing of it
-                sd.ir_changed = [s for s in IR_STAGES if o["ir"].get(s) != n["ir"].get(s)]
+                sd.ir_changed = [s for s in STAGES if o["ir"].get(s) != n["ir"].get(s)]
         sd.appeared, sd.gone, sd.unchanged = match_findings((o or {}).get("findings", []),
                                                             (n or {}).get("findings", []), old_line, new_line)
         kd.specs.append(sd)
@@ -424,7 +423,7 @@ def compare_metrics(old: dict, new: dict, target: str) -> list[Change]:
         if name in _LOWER_IS_BETTER and isinstance(a, int) and isinstance(b, int) and b > a:
             c.regressed = True
         if name == "shared" and isinstance(a, int) and isinstance(b, int):
-            from ..checks.resources import target_limits
+            from ..device.limits import target_limits
 
             lim = target_limits(target)
             if lim is not None and b > lim.shared_per_block >= a:

@@ -9,7 +9,10 @@ import os
 from typing import Any
 
 from ..checks.costmodel import tensor_bytes
+from ..checks.verdict import measure
+from ..units import fmt_bytes, fmt_us
 from ..device import virtual_gpu
+from ..sidecar import BENCH, sidecar_path
 
 
 
@@ -27,7 +30,7 @@ def static_floor_us(nbytes: int, gpu: virtual_gpu.GpuModel) -> float:
 
 
 def bench_file(root: str) -> str:
-    return os.path.join(root, ".tritonlens", "bench.jsonl")
+    return sidecar_path(root, BENCH)
 
 
 def load_bench(root: str) -> dict[str, dict[str, Any]]:
@@ -103,28 +106,6 @@ def cost_text(spec: Any, measured: dict[str, dict[str, Any]], gpu: virtual_gpu.G
             f"{gpu.memory_bandwidth / 1e12:.2f} TB/s ({gpu.short_name}; a static floor, not measured)")
 
 
-def fmt_us(us: float | None) -> str:
-    if us is None:
-        return "-"
-    if us >= 1000:
-        return f"{us / 1000:.2f} ms"
-    if us >= 10:
-        return f"{us:.1f} µs"
-    return f"{us:.2f} µs" if us >= 0.1 else f"{us * 1000:.1f} ns"
-
-
-def fmt_bytes(n: Any) -> str:
-    """`512 B`, `1.5 KB`, `2.0 MB`; `?` when the number is unknown. Every presenter formats sizes with this."""
-    if not isinstance(n, (int, float)):
-        return "?"
-    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n} B"
-
-
-
-
 # ---------------------------------------------------------------- findings weighed by measured time
 def file_time_us(measured: dict[str, dict[str, Any]], rel_path: str) -> float:
     """The measured GPU time of a file's captured launches: each measured spec's captured time (see _spec_time)."""
@@ -139,17 +120,11 @@ def _spec_time(rec: dict[str, Any]) -> float:
     return float(rec["time_us"]) * max(int(rec.get("launches") or 0), 1)
 
 
-# Rules whose warning is about time (a spill, a conversion, narrow or idle accesses, a grid or occupancy): their
-# severity follows the measured cost. MINOR_SHARE: the share of the file's measured GPU time below which it is an info.
-COST_RULES = frozenset({"SASS001", "TTGIR001", "PTX001", "PTX002", "LAUNCH001", "LAUNCH002", "RES002"})
-MINOR_SHARE = 1.0
-
-
 def weigh(kr: Any, measured: dict[str, dict[str, Any]], file_total_us: float) -> None:
-    """Give each finding of a kernel report the measured time of the captured specs it holds in and their share of
-    the file's measured GPU time: in `data` ("measured_us", "share") and at the end of its message; a cost warning
-    whose specs were all measured at under MINOR_SHARE % of that time becomes an info. Findings of specs nothing
-    measured are left as they are."""
+    """Record on each finding of a kernel report the measured time of the captured specs it holds in and their share
+    of the file's measured GPU time: in `data` ("measured_us", "share", "measured_every") and at the end of its
+    message. The severity that follows is the verdict's (checks/verdict.py: a cost finding whose specs were all
+    measured at a sliver of the file's time is an info). Findings of specs nothing measured are left as they are."""
     if not measured:
         return
     by_key = {cs.spec.key(): cs.spec for cs in kr.compiled}
@@ -161,16 +136,7 @@ def weigh(kr: Any, measured: dict[str, dict[str, Any]], file_total_us: float) ->
             continue
         spent = sum(_spec_time(r) for r in recs)
         gpu = (recs[0].get("gpu") or {}).get("name", "the GPU")
-        f.data["measured_us"] = round(spent, 3)
         share = 100.0 * spent / file_total_us if file_total_us > 0 else None
-        if share is not None:
-            f.data["share"] = round(share, 1)
+        measure(f, spent, share, every=len(recs) == len(f.data.get("specs") or ()))
         f.message += (f" — its specs took {fmt_us(spent)} measured on {gpu}"
                       + (f", {share:.0f}% of this file's measured GPU time" if share is not None else ""))
-        # Severity from the measurement: a cost warning on specs that take a sliver of the file's measured time
-        # (every spec it holds in measured) is an info; a limit the kernel breaks (RES001) stays what it is.
-        every = len(recs) == len(f.data.get("specs") or ())
-        if f.severity == "warning" and f.code in COST_RULES and every and share is not None and share < MINOR_SHARE:
-            f.severity = "info"
-            f.data["minor"] = True
-            f.message += f" (an info: under {MINOR_SHARE:g}% of it)"

@@ -9,16 +9,20 @@ only the lines in view.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
+import math
 import os
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from .. import __version__
+from ..checks.registry import doc_link
 from ..ir.linemap import same_file
-from .cost import fmt_bytes
+from ..units import fmt_bytes
 from .tuning import tuning_table
 from .irviews import _PADDING, STAGE_TITLES, view_for
 from ..model import CompiledSpec, Finding, KernelReport, Spec
@@ -188,9 +192,18 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
+def _count(value: Any) -> float:
+    """A metric as a number for a bar's width: what is not a finite number counts as 0."""
+    return float(value) if type(value) in (int, float) and math.isfinite(value) else 0.0
+
+
 def _json_block(data: Any) -> str:
     """JSON safe inside a <script> element: no `</script>` can close it early."""
     return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _script_hash(script: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
 
 
 def _asset(name: str) -> str:
@@ -219,7 +232,7 @@ class _Page:
     def finding(self, f: Finding) -> str:
         self.codes.add(f.code)
         specs = " ".join(f.data.get("specs") or ())
-        doc = f.data.get("doc")
+        doc = doc_link(f.code, f.data.get("doc"))
         link = f' <a class="doc" href="{_e(doc)}" rel="noreferrer">online</a>' if doc else ""
         return (f'<div class="finding sev-{_e(f.severity)}" data-code="{_e(f.code)}" data-line="{f.line}" '
                 f'data-column="{f.column}" data-severity="{_e(f.severity)}"'
@@ -353,31 +366,31 @@ class _Page:
     def matrix(self, kr: KernelReport, labels: dict[str, str]) -> str:
         rows = []
         metrics = [cs.metrics for cs in kr.compiled]
-        max_shared = max([m.get("shared") or 0 for m in metrics] + [1])
+        max_shared = max([_count(m.get("shared")) for m in metrics] + [1])
         for i, cs in enumerate(kr.compiled):
             m = cs.metrics
             ok = cs.artifacts is not None and cs.artifacts.ok
             codes = Counter(f.code for f in cs.findings)
             occ = m.get("occupancy") or {}
-            regs = m.get("registers") or 0
+            regs = _count(m.get("registers"))
             cells = [
                 f'<td class="cfg">{_e(labels.get(cs.spec.key()) or cs.spec.describe())}</td>',
-                f"<td>{'★ chosen' if is_chosen(cs.spec) else cs.spec.autotune or ''}</td>",
-                f'<td class="num">{cs.spec.launches or ""}</td>',
+                f"<td>{'★ chosen' if is_chosen(cs.spec) else _e(cs.spec.autotune or '')}</td>",
+                f'<td class="num">{_e(cs.spec.launches or "")}</td>',
                 f'<td class="num">{regs if ok else "–"}<span class="mbar" style="width:{round(40 * regs / 255)}px">'
                 f'</span></td>',
-                f'<td class="num">{fmt_bytes(m.get("spill_bytes", 0)) if ok else "–"}</td>',
-                f'<td class="num">{fmt_bytes(m.get("shared", 0)) if ok else "–"}<span class="mbar shared" '
-                f'style="width:{round(40 * (m.get("shared") or 0) / max_shared)}px"></span></td>',
-                f'<td class="num">{format(occ.get("occupancy", 0), ".0%") if occ else "–"}</td>',
-                f'<td class="num">{m.get("convert_layout", "–") if ok else "–"}</td>',
-                f'<td class="num">{_global_128_share(m) if ok else "–"}</td>',
+                f'<td class="num">{_e(fmt_bytes(m.get("spill_bytes", 0))) if ok else "–"}</td>',
+                f'<td class="num">{_e(fmt_bytes(m.get("shared", 0))) if ok else "–"}<span class="mbar shared" '
+                f'style="width:{round(40 * _count(m.get("shared")) / max_shared)}px"></span></td>',
+                f'<td class="num">{format(_count(occ.get("occupancy")), ".0%") if occ else "–"}</td>',
+                f'<td class="num">{_e(m.get("convert_layout", "–")) if ok else "–"}</td>',
+                f'<td class="num">{_e(_global_128_share(m)) if ok else "–"}</td>',
                 "<td>" + (" ".join(f'<span class="fcode" data-code="{_e(c)}">{_e(c)}×{n}</span>'
                                    for c, n in sorted(codes.items())) if ok or codes else "") +
                 ("" if ok else " did not compile") + "</td>",
             ]
             rows.append(f'<tr class="matrix-row{" active" if i == 0 else ""}{" chosen" if is_chosen(cs.spec) else ""}"'
-                        f' data-spec="{i}" data-spec-key="{cs.spec.key()}">' + "".join(cells) + "</tr>")
+                        f' data-spec="{i}" data-spec-key="{_e(cs.spec.key())}">' + "".join(cells) + "</tr>")
         differ, follows = varying(kr)
         head = ("<tr><th>config</th><th>autotuner</th><th>launches</th><th>registers</th><th>spilled</th><th>shared</th><th>occupancy</th>"
                 "<th>conversions</th><th>128-bit global</th><th>findings</th></tr>")
@@ -429,13 +442,16 @@ class _Page:
                 ((f"{self.rel(r.path)}::{kr.kernel.display_name}", self.counts(kr.findings))
                  for r in reports for kr in r.kernels), 1))
         rules = self.rules()
+        script = _asset("report.js")
         return "\n".join([
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            # Nothing on the page may reach the network: a report is opened from disk, from a CI artefact, offline.
+            # Nothing on the page may reach the network (a report is opened from disk, from a CI artefact,
+            # offline), and no script runs but the page's own: allowed by its hash, so that markup a checked
+            # repository got onto the page (were anything left unescaped) could not run.
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-            "script-src 'unsafe-inline'; img-src data:\">",
+            f"script-src '{_script_hash(script)}'; img-src data:; base-uri 'none'; form-action 'none'\">",
             f"<title>{_e(title)}</title>",
             f"<style>{_asset('report.css')}</style></head><body>",
             f'<header><h1>{_e(title)}</h1><p>tritonlens {_e(__version__)} · {self.n_kernels} kernel(s), '
@@ -444,7 +460,7 @@ class _Page:
             "<main>", *files, *sections, rules, "</main>",
             f'<script type="application/json" id="tl-grammars">{_json_block(self.grammars)}</script>',
             *self.blobs,
-            f"<script>{_asset('report.js')}</script>",
+            f"<script>{script}</script>",
             "</body></html>",
         ])
 
@@ -461,9 +477,8 @@ def render_report(reports: list, settings: Settings | None = None, *, base: str 
 
 
 def write_report(reports: list, out_path: str, settings: Settings | None = None, **kw) -> PageStats:
+    from ..writes import write_file
+
     text, stats = render_report(reports, settings, **kw)
-    folder = os.path.dirname(os.path.abspath(out_path))
-    os.makedirs(folder, exist_ok=True)
-    with open(out_path, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_file(out_path, text)  # never through a link out of the folder named
     return stats

@@ -7,6 +7,7 @@ import re
 from ..model import SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
 from ..settings import Settings
 from ..source import parse_module
+from ..checks.verdict import decide, limit, outcome
 from ..frontend.specs import ASSUMED, CONFIG_LABEL
 
 _OWN_PREFIX = {"Timeout": "compile timed out", "WorkerCrash": "compiler crashed", "InternalError": "internal error",
@@ -150,33 +151,44 @@ def _assumed_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: s
         return []
     if err.kind not in ("CompilationError", "MLIRError") or not err.line or source is None:
         return assumed
+    if err.line == kernel.def_line:
+        return []  # the signature itself: no statement of the body, no assumed value behind it
+    names = _names_feeding(kernel, source, err.line, err.col, err.end_col, header="Loop-carried" not in err.message)
+    return assumed if names is None else [n for n in assumed if n in names]
+
+
+def _names_feeding(kernel: KernelInfo, source: str, line: int, col: int | None = None, end_col: int | None = None,
+                   header: bool = True) -> set[str] | None:
+    """The names the statement at `line` of the kernel reads (the expression at `col` when given; a loop's or an
+    `if`'s header when `header`), and through assignments anywhere in the kernel what feeds them. None when the line
+    is not inside the kernel's body (its def line, a helper): then anything may feed it."""
     try:
         tree = parse_module(source)
     except (SyntaxError, ValueError):
-        return []
+        return set()
     fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                and n.lineno == kernel.def_line), None)
-    if fn is None or not fn.lineno <= err.line <= (fn.end_lineno or fn.lineno):
-        return assumed
+    if fn is None or not fn.body or not fn.body[0].lineno <= line <= (fn.end_lineno or fn.lineno):
+        return None
     at = [s for s in ast.walk(fn) if isinstance(s, ast.stmt) and s is not fn
-          and s.lineno <= err.line <= (s.end_lineno or s.lineno)]
+          and s.lineno <= line <= (s.end_lineno or s.lineno)]
     if not at:
-        return []
+        return set()
     stmt = at[-1]  # ast.walk goes outside-in: the innermost statement at that line
     focus: ast.AST = stmt
-    if isinstance(stmt, (ast.For, ast.While, ast.If)) and "Loop-carried" not in err.message:
+    if isinstance(stmt, (ast.For, ast.While, ast.If)) and header:
         focus = stmt.iter if isinstance(stmt, ast.For) else stmt.test  # the header, not the body
-    if err.col:  # the expression Triton names (`tl.arange(0, 100)` inside a store), not its whole statement
-        spans = [e for e in ast.walk(focus) if isinstance(e, ast.expr) and e.lineno == err.line
-                 and e.col_offset + 1 == err.col]
-        exact = [e for e in spans if err.end_col and e.end_lineno == err.line and e.end_col_offset + 1 == err.end_col]
+    if col:  # the expression named (`tl.arange(0, 100)` inside a store), not its whole statement
+        spans = [e for e in ast.walk(focus) if isinstance(e, ast.expr) and e.lineno == line
+                 and e.col_offset + 1 == col]
+        exact = [e for e in spans if end_col and e.end_lineno == line and e.end_col_offset + 1 == end_col]
         if exact or spans:
             focus = (exact or spans)[0]  # ast.walk is outside-in: the largest expression starting there
     names = {n.id for n in ast.walk(focus) if isinstance(n, ast.Name)}
     assigns = [s for s in ast.walk(fn) if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                and getattr(s, "value", None) is not None]
     changed = True
-    while changed:  # names feeding the failing statement, through assignments anywhere in the kernel
+    while changed:  # names feeding the statement, through assignments anywhere in the kernel
         changed = False
         for s in assigns:
             targets = s.targets if isinstance(s, ast.Assign) else [s.target]
@@ -185,7 +197,7 @@ def _assumed_behind(kernel: KernelInfo, spec: Spec, err: CompileError, source: s
                 if used:
                     names |= used
                     changed = True
-    return [n for n in assumed if n in names]
+    return names
 
 
 def assumed_values(spec: Spec) -> list[str]:
@@ -194,20 +206,27 @@ def assumed_values(spec: Spec) -> list[str]:
             and spec.origins.get(n, "").startswith(ASSUMED)]
 
 
-def demote_assumed_errors(spec: Spec, findings: list[Finding]) -> None:
-    """An error-level finding of a rule (RES001: shared memory over the limit) made under values tritonlens assumed
-    — a pointer typed `*fp32` may be fp16 in the real launch, which halves a tile — is the user's only once those
-    values are the user's: a warning that names them, not an error. (SRC001 has its own, finer rule.)"""
+def note_assumed(kernel: KernelInfo, spec: Spec, findings: list[Finding], source: str | None) -> None:
+    """A rule's finding made under values tritonlens assumed — a pointer typed `*fp32` may be fp16 in the real launch,
+    which halves a tile; an int taken for `i32` with no known divisibility narrows every access it bounds — holds for
+    tritonlens's guess, not yet for the user's code: at most an info that names the values and how to supply them
+    (checks/verdict: a ceiling). A finding on a line of the kernel's body rests on the assumed values that feed that
+    statement; one on the def line (spills, shared memory, occupancy: the whole kernel) on all of them. SRC001 has
+    its own, finer rule (error_finding)."""
     assumed = assumed_values(spec)
     if not assumed:
         return
-    shown = ", ".join(f"{n}={spec.signature[n]}" for n in assumed[:4]) + (", …" if len(assumed) > 4 else "")
     for f in findings:
-        if f.severity == "error" and f.code != "SRC001":
-            f.severity = "warning"
-            f.message += (f" — compiled with {shown} assumed (no capture, hint or launch site gives "
-                          f"{'it' if len(assumed) == 1 else 'them'}): a hint or a capture makes this certain")
-            f.data["assumed"] = assumed
+        if f.code.startswith("SRC"):
+            continue
+        names = _names_feeding(kernel, source, f.line) if source is not None and f.path == kernel.path else None
+        behind = assumed if names is None else [n for n in assumed if n in names]
+        if not behind:
+            continue
+        shown = ", ".join(f"{n}={spec.signature[n]}" for n in behind[:4]) + (", …" if len(behind) > 4 else "")
+        limit(f, "info", f"compiled with {shown} assumed (no capture, hint or launch site gives "
+              f"{'it' if len(behind) == 1 else 'them'}): a hint or a capture makes this certain", "assumed")
+        f.data["assumed"] = behind
 
 
 def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pending: bool = False) -> None:
@@ -232,7 +251,7 @@ def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pend
         for f in cs.findings:
             if f.code != "RES001":
                 continue
-            f.severity = "warning"
+            limit(f, "warning", "the autotuner skips this config at run time", "skipped", said=True)
             f.message = (f"{which} cannot launch on {f.data.get('target', cs.spec.target)}: "
                          f"{f.message.split(' [')[0]}; the autotuner skips it at run time (its OutOfResources is "
                          f"caught while benchmarking), so it only costs tuning time — remove or shrink it")
@@ -245,9 +264,10 @@ def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pend
 
 def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Settings) -> KernelReport:
     """Merge the findings of every compiled spec: one finding per (code, line, column) — one diagnostic per line, not
-    one per spec. The most severe variant, from the first (highest-ranked) spec, speaks for the group; when it holds in
-    only some specs, it says in which ("in 1 of 2 configs: BLOCK_M=128, ..."), and `data["configs"]` lists them all
-    (for hovers)."""
+    one per spec. The variant the verdict finds most severe, from the first (highest-ranked) spec, speaks for the
+    group; when it holds in only some specs, it says in which ("in 1 of 2 configs: BLOCK_M=128, ..."), and
+    `data["configs"]` lists them all (for hovers). The severities are the verdict's (`verdict.decide`, once every
+    evidence is in: the pipeline calls it after what bench measured)."""
     total = len(kr.compiled)
     groups: dict[tuple, list[tuple[CompiledSpec, Finding]]] = {}
     order: list[tuple] = []
@@ -262,7 +282,7 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
     labels = config_labels([cs.spec for cs in kr.compiled])
     for key in order:
         items = groups[key]
-        first = min((f for _, f in items), key=lambda f: SEVERITY_RANK.get(f.severity, 3))
+        first = min((f for _, f in items), key=lambda f: SEVERITY_RANK.get(outcome(f, settings).severity or "", 4))
         specs = {cs.spec.key() for cs, _ in items}
         shown: list[str] = []
         for cs, _ in items:
@@ -278,8 +298,7 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
         if roles == {"trial"}:
             # Only configs the autotuner tried and did not keep: the kernel never runs them — said, not alarmed.
             differ += " — only in autotuner trials, which the kernel does not run"
-            if SEVERITY_RANK.get(first.severity, 3) < SEVERITY_RANK["info"]:
-                first.severity = "info"
+            limit(first, "info", "only in autotuner trials", "trials", said=True)
         if total > 1 and len(specs) < total:
             text = "; ".join(shown[:3]) + (f"; … {len(shown) - 3} more" if len(shown) > 3 else "")
             first.message = f"{first.message} (in {len(specs)} of {total} {what}: {text}{differ})"
@@ -290,13 +309,8 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
         first.data["specs"] = sorted(specs)
         first.data["configs"] = shown
         merged.append(first)
-    for f in spec_findings:
-        sev = settings.severity_for(f.code, f.severity)
-        if sev is None:
-            continue
-        f.severity = sev
-        merged.append(f)
-    kr.findings = sorted(merged, key=Finding.sort_key)
+    merged.extend(spec_findings)
+    kr.findings = sorted(decide(merged, settings), key=Finding.sort_key)
     return kr
 
 

@@ -33,8 +33,7 @@ def _estimates(kr: KernelReport, summary: TuningSummary) -> list[str]:
 
 def tuning_finding(kr: KernelReport, summary: TuningSummary | None, settings: Settings) -> Finding | None:
     """LAUNCH005 for a kernel with tuning lines in its captures; None without any (or when switched off)."""
-    severity = settings.severity_for(CODE, "info")
-    if summary is None or severity is None:
+    if summary is None:
         return None
     k = kr.kernel
     keys = summary.key_lines()
@@ -45,7 +44,8 @@ def tuning_finding(kr: KernelReport, summary: TuningSummary | None, settings: Se
     data: dict[str, Any] = {"tuning": summary.to_json(), "estimates": estimates,
                             "dead": [d.config.label() for d in summary.dead], "merge_key": CODE}
     line = k.decorator_line
-    return Finding(k.path, line, 1, line, 1, CODE, severity, message, kernel=k.name, data=data)
+    # no severity of its own: the verdict gives it the registered default, or the user's setting
+    return Finding(k.path, line, 1, line, 1, CODE, "", message, kernel=k.name, data=data)
 
 
 def summary_of(tunings: list[dict[str, Any]]) -> TuningSummary | None:

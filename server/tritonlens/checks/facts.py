@@ -1,0 +1,172 @@
+"""Facts about a kernel and one compile that several rules and the cost model read, in one public place: the
+kernel's definition, a launch's integer values, the TTGIR's tensor accesses, and the lane strides of a pointer
+expression along every axis of its tile. No rule imports another rule's helpers; they read these. Per-spec facts
+are worked out once per check context (`tensor_accesses`), per-text facts once per parsed source."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..frontend.launches import evaluate
+from ..source import parse_module
+from ._common import dtype_bits, in_kernel_file, numel, tensor_shape_dtype, threads
+
+# the AMD backend's buffer ops print as `amdg.` in triton 3.6 (`amdgpu.` in older releases)
+LOAD_OPS = frozenset({"tt.load", "ttg.async_copy_global_to_local", "amdg.buffer_load", "amdg.buffer_load_to_local",
+                      "amdgpu.buffer_load", "amdgpu.buffer_load_to_local"})
+STORE_OPS = frozenset({"tt.store", "amdg.buffer_store", "amdgpu.buffer_store"})
+
+
+# ---------------------------------------------------------------- the kernel's source
+def callee(call: ast.Call) -> str:
+    """The called attribute or name: `tl.load(...)` → "load"."""
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def kernel_def(ctx) -> ast.FunctionDef | None:
+    try:
+        tree = parse_module(ctx.source or "")
+    except (SyntaxError, ValueError):
+        return None
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                 and n.lineno == ctx.kernel.def_line and n.name == ctx.kernel.func_name), None)
+
+
+# ---------------------------------------------------------------- values of one launch
+def eval_int(expr: ast.expr | None, env: dict[str, int]) -> int | None:
+    """An integer expression of literals and known values (launches.evaluate: + - * // % <<, cdiv, min, max,
+    next_power_of_2); None when any part is unknown or the value is not an integer."""
+    value = evaluate(expr, env) if expr is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def launch_env(ctx, launch: dict[str, Any]) -> dict[str, int]:
+    """Integer values of the kernel's parameters in one launch: the launch's scalars, the spec's constexprs over them."""
+    env = {k: a["value"] for k, a in launch["args"].items()
+           if "value" in a and isinstance(a["value"], int) and not isinstance(a["value"], bool)}
+    env.update({k: v for k, v in ctx.spec.constants.items() if isinstance(v, int) and not isinstance(v, bool)})
+    return env
+
+
+# ---------------------------------------------------------------- the compile's tensor accesses
+@dataclass
+class Access:
+    line: int
+    col: int
+    elem: str
+    elem_bits: int
+    per_thread: int  # elements each thread moves
+    layout_kind: str | None = None
+    ops: list = field(default_factory=list)
+
+
+def tensor_accesses(ctx, store: bool) -> dict[tuple[int, int], Access]:
+    """TTGIR tensor loads (or stores) of the kernel's file, keyed by their stamped (line, col); once per context."""
+    cache = ctx.__dict__.setdefault("_tensor_accesses", {})
+    if store not in cache:
+        cache[store] = _tensor_accesses(ctx, store)
+    return cache[store]
+
+
+def _tensor_accesses(ctx, store: bool) -> dict[tuple[int, int], Access]:
+    from ..ir.mlir import layout_kind, layout_of
+
+    names = STORE_OPS if store else LOAD_OPS
+    out: dict[tuple[int, int], Access] = {}
+    n_threads = threads(ctx)
+    for op in ctx.ttgir.ops:
+        if op.name not in names or not in_kernel_file(ctx, op.loc):
+            continue
+        type_str = op.operand_types[0] if (store or op.name.startswith("ttg.async")) and op.operand_types \
+            else op.result_type
+        sd = tensor_shape_dtype(type_str)
+        if sd is None:
+            continue  # a scalar access: one element, nothing to vectorize
+        shape, elem = sd
+        bits = dtype_bits(elem)
+        if bits is None:
+            continue
+        key = (op.loc.line, op.loc.col)
+        kind = layout_kind(layout_of(type_str), ctx.ttgir.layouts)
+        acc = out.setdefault(key, Access(op.loc.line, op.loc.col, elem, bits, max(1, numel(shape) // n_threads),
+                                         kind))
+        acc.ops.append(op)
+    return out
+
+
+# ---------------------------------------------------------------- pointer expressions
+def lane_varying(idx, expr, depth: int = 6) -> bool:
+    """Whether an expression's value differs between neighbouring lanes: it varies with a `tl.arange` (directly, or
+    through simple assignments, calls and loads) — but not through `// D` or `>> k`, the row of a linearized tile
+    (constant over a run of consecutive lanes); `% D` and `& m` vary as their left side does."""
+    if isinstance(expr, ast.Call):
+        if callee(expr) == "arange":
+            return True
+        parts = [*expr.args, *(k.value for k in expr.keywords)]
+        if isinstance(expr.func, ast.Attribute):
+            parts.append(expr.func.value)  # `x.to(tl.int64)`
+        return any(lane_varying(idx, p, depth) for p in parts)
+    if isinstance(expr, ast.BinOp):
+        if isinstance(expr.op, (ast.FloorDiv, ast.RShift)):
+            return False
+        if isinstance(expr.op, (ast.Mod, ast.BitAnd)):
+            return lane_varying(idx, expr.left, depth)
+        return lane_varying(idx, expr.left, depth) or lane_varying(idx, expr.right, depth)
+    if isinstance(expr, ast.Name):
+        return depth > 0 and any(lane_varying(idx, v, depth - 1) for v in idx.assigns.get(expr.id, []))
+    return any(lane_varying(idx, child, depth) for child in ast.iter_child_nodes(expr))
+
+
+def pointer_param(expr: ast.expr, pointers: set[str], idx, depth: int = 6) -> str:
+    """The pointer parameter a pointer expression is based on ("" when none is found), through assignments."""
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name):
+            if n.id in pointers:
+                return n.id
+            if depth > 0:
+                for value in idx.assigns.get(n.id, []):
+                    found = pointer_param(value, pointers, idx, depth - 1)
+                    if found:
+                        return found
+    return ""
+
+
+def lane_terms(idx, expr: ast.expr, depth: int = 6) -> list[ast.expr | None]:
+    """What multiplies each lane-varying term (`lane_varying`) of a pointer expression, on every axis of the tile:
+    None for a term with no multiplier (stride 1), the multiplying expression otherwise (`rows * stride_row` →
+    stride_row, `offs_k[:, None] * stride_d` → stride_d; `(offs // D) * stride_r` is a row, no term). Names are
+    followed through their assignments.
+
+    The one answer to "are neighbouring lanes adjacent in memory": a tile with a stride-1 term on any axis is laid
+    out with that axis fastest (Triton's contiguity analysis orders the layout by it), so it is contiguous whatever
+    multiplies the other axes (`x + cols[None, :] * stride + rows[:, None]` is contiguous along its rows); only when
+    every term has a multiplier are the lanes a stride apart (`contiguous`)."""
+    if depth <= 0:
+        return []
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return lane_terms(idx, expr.left, depth) + lane_terms(idx, expr.right, depth)
+    if isinstance(expr, ast.Subscript):
+        return lane_terms(idx, expr.value, depth)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        for this, other in ((expr.left, expr.right), (expr.right, expr.left)):
+            if lane_varying(idx, other) and not lane_varying(idx, this):
+                return [this]
+        return []
+    if isinstance(expr, ast.Name) and expr.id in idx.assigns:
+        out: list[ast.expr | None] = []
+        for value in idx.assigns[expr.id][:4]:
+            out += lane_terms(idx, value, depth - 1)
+        return out
+    if isinstance(expr, ast.Call) and callee(expr) in ("multiple_of", "max_contiguous") and expr.args:
+        return lane_terms(idx, expr.args[0], depth)
+    return [None] if lane_varying(idx, expr) else []
+
+
+def contiguous(terms: list[ast.expr | None]) -> bool | None:
+    """From `lane_terms`: True when some axis has stride 1, False when every term has a multiplier, None when the
+    expression has no arange-derived term (a scalar or an index the source does not show)."""
+    if not terms:
+        return None
+    return any(t is None for t in terms)

@@ -1,0 +1,505 @@
+"""What a kernel does, counted from the compiler's TTIR / TTGIR text: its `scf.for` loops (nesting, and bounds as
+expressions over the kernel's arguments, constants, program ids and program counts), its dots (M×N×K and operand
+types) and its global loads and stores (element type and tile), each placed in the loop that runs it.
+
+The Python hides trip counts: `range(K, 0, -BK)`, a local bound `range(lo, hi, BLOCK_N)`, a loop in an inlined
+`@jit` helper and a persistent tile loop `range(pid, tiles, num_programs)` all reach the IR as one normalized
+`scf.for` whose bounds are SSA values. `count_ir` reads them once per compile; `IrCounts.trips` evaluates them
+for one launch (its scalar arguments and grid): how many times, on average over the grid's programs, each loop's body
+runs per program, and the most any program runs it.
+
+Pure and linear in the text; no triton import.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from .mlir import MlirModule, _strip_loc, _top_matches, split_top
+
+_INT_TYPES = ("i1", "i8", "i16", "i32", "i64", "index")
+_BINARY = {"arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.divui", "arith.ceildivsi",
+           "arith.ceildivui", "arith.floordivsi", "arith.remsi", "arith.remui", "arith.minsi", "arith.maxsi",
+           "arith.minui", "arith.maxui", "arith.andi", "arith.ori", "arith.xori", "arith.shli", "arith.shrsi",
+           "arith.shrui"}
+_CASTS = {"arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.index_castui"}
+_LOADS = ("tt.load", "tt.descriptor_load", "tt.descriptor_gather", "ttg.async_copy_global_to_local",
+          "ttng.async_tma_copy_global_to_local", "ttng.async_tma_gather", "amdgpu.buffer_load",
+          "amdgpu.buffer_load_to_local")
+_STORES = ("tt.store", "tt.descriptor_store", "tt.descriptor_scatter", "ttng.async_tma_copy_local_to_global",
+           "ttng.async_tma_scatter", "amdgpu.buffer_store")
+_ATOMICS = ("tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_reduce", "ttng.async_tma_reduce")
+DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
+_ELEM_BITS = {"i1": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32, "f64": 64,
+              "tf32": 32}
+MAX_SAMPLES = 16  # program ids (per grid axis) or loop iterations an evaluation tries where a bound depends on them
+
+_DEF = re.compile(r"^(%[\w.$-]+)(?::\d+)?\s*=\s*(\"?[\w.]+\"?)\s*(.*)$")
+_FOR = re.compile(r"scf\.for (%[\w.$-]+) = (%[\w.$#-]+) to (%[\w.$#-]+) step (%[\w.$#-]+)")
+_LOC_NAME = re.compile(r'loc\("([^"]+)"')
+_CONST = re.compile(r"^(-?\d+|true|false) : (i\d+|index)$")
+_PTR_TENSOR = re.compile(r"tensor<((?:\d+x)*)!tt\.ptr<(\w+)>")
+_BLOCK_PTR = re.compile(r"!tt\.ptr<tensor<((?:\d+x)+)(\w+)")
+_DESC = re.compile(r"!tt\.tensordesc<tensor<((?:\d+x)+)(\w+)")
+_SCALAR_PTR = re.compile(r"!tt\.ptr<(\w+)>")
+_SHAPED = re.compile(r"(?:tensor|memdesc)<((?:\d+x)+)(\w+)")
+_PRECISION = re.compile(r"inputPrecision = (\w+)")
+_SCALED = re.compile(r"lhs = (\w+) rhs = (\w+)")
+
+
+def elem_bits(elem: str) -> int:
+    """Bits of an MLIR element type name (f8E4M3FN: 8, bf16: 16, f32: 32, ...)."""
+    if elem in _ELEM_BITS:
+        return _ELEM_BITS[elem]
+    if elem.startswith("f8") or elem.startswith("i8") or elem in ("e4m3", "e5m2"):
+        return 8
+    if elem.startswith(("f4", "e2m1", "f6")):
+        return 4 if elem.startswith(("f4", "e2m1")) else 6
+    m = re.match(r"[if](\d+)", elem)
+    return int(m.group(1)) if m else 32
+
+
+@dataclass
+class Loop:
+    index: int
+    parent: int | None  # the enclosing loop's index
+    ir_line: int
+    iv: str
+    lower: str  # SSA names of the bounds
+    upper: str
+    step: str
+    line: int = 0  # source line (the kernel file's outermost frame), 0 when unknown
+
+
+@dataclass
+class Dot:
+    ir_line: int
+    op: str
+    loop: int | None
+    m: int
+    n: int
+    k: int
+    batch: int
+    a_type: str
+    b_type: str
+    acc_type: str
+    precision: str = ""  # tf32 / tf32x3 / ieee for fp32 operands (inputPrecision)
+    line: int = 0
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.batch * self.m * self.n * self.k
+
+    @property
+    def operand_kind(self) -> str:
+        """The tensor-core rate class of the operands: fp8, bf16, fp16, tf32, fp32 (IEEE fp32: FMA), int8, fp4, fp64."""
+        a = self.a_type
+        if a.startswith("f8") or a in ("e4m3", "e5m2"):
+            return "fp8"
+        if a in ("e2m1", "f4E2M1FN") or a.startswith("f4"):
+            return "fp4"
+        if a == "bf16":
+            return "bf16"
+        if a == "f16":
+            return "fp16"
+        if a in ("i8", "ui8"):
+            return "int8"
+        if a == "f64":
+            return "fp64"
+        if a == "f32":
+            return "fp32" if self.precision in ("ieee", "2") else "tf32"
+        return "fp32"
+
+
+@dataclass
+class Access:
+    ir_line: int
+    op: str
+    kind: str  # "load", "store", "atomic"
+    loop: int | None
+    elems: int  # elements one execution moves (the whole tile, all threads)
+    elem: str  # element type name
+    line: int = 0
+
+    @property
+    def bytes(self) -> float:
+        return self.elems * elem_bits(self.elem) / 8
+
+
+@dataclass
+class Trips:
+    """One launch's evaluation of the loops: executions of each loop's body per program (the mean over the grid's
+    programs, each loop's count already multiplied by its enclosing loops'), the most any program made, and the
+    loops whose bounds could not be evaluated (counted once)."""
+
+    mean: dict[int, float]
+    most: dict[int, float]
+    unknown: set[int] = field(default_factory=set)
+
+    def of(self, loop: int | None) -> float:
+        return 1.0 if loop is None else self.mean.get(loop, 1.0)
+
+    def most_of(self, loop: int | None) -> float:
+        return 1.0 if loop is None else self.most.get(loop, 1.0)
+
+
+@dataclass
+class IrCounts:
+    args: list[str]  # the kernel's runtime arguments by name, in order (constexprs and those specialized away are not)
+    loops: list[Loop]
+    dots: list[Dot]
+    accesses: list[Access]
+    values: dict[str, tuple] = field(default_factory=dict, repr=False)  # SSA scalar -> (op, operands...)
+    lines: dict[int, set] = field(default_factory=dict)  # source line -> the loops (None: none) its ops run in
+
+    def line_trips(self, trips: Trips) -> dict[int, float]:
+        """How many times each source line's ops run per program (the most-run of its ops): what per-line costs
+        (instructions, spill code) multiply by."""
+        return {ln: max(trips.of(lp) for lp in loops) for ln, loops in self.lines.items()}
+
+    # ------------------------------------------------ evaluation
+    def _deps(self) -> dict[str, frozenset]:
+        """For each SSA scalar the program-id axes and loop induction variables it depends on."""
+        memo: dict[str, frozenset] = {}
+        ivs = {lp.iv: lp.index for lp in self.loops}
+
+        def dep(name: str, depth: int = 0) -> frozenset:
+            if name in memo:
+                return memo[name]
+            if depth > 200:
+                return frozenset()
+            node = self.values.get(name)
+            out: frozenset = frozenset()
+            if name in ivs:
+                out = frozenset({("iv", ivs[name])})
+            elif node is not None:
+                if node[0] == "pid":
+                    out = frozenset({("pid", node[1])})
+                elif node[0] in ("op", "cmp"):
+                    out = frozenset().union(*(dep(o, depth + 1) for o in node[2:]))
+            memo[name] = out
+            return out
+
+        for lp in self.loops:
+            for n in (lp.lower, lp.upper, lp.step):
+                dep(n)
+        return memo
+
+    def trips(self, args: dict[str, int], grid: list[int] | tuple[int, ...]) -> Trips:
+        """Evaluate every loop's trip count for a launch: `args` the kernel's scalar arguments by name, `grid` the
+        launch's grid. A bound that depends on the program id is evaluated for up to MAX_SAMPLES programs per axis
+        (spread over the grid) and averaged; one that depends on an enclosing loop's variable, over up to
+        MAX_SAMPLES of that loop's iterations."""
+        grid3 = [max(1, int(g)) for g in (list(grid) + [1, 1, 1])[:3]]
+        deps = self._deps()
+        children: dict[int | None, list[Loop]] = {}
+        for lp in self.loops:
+            children.setdefault(lp.parent, []).append(lp)
+        bound_deps = {lp.index: deps.get(lp.lower, frozenset()) | deps.get(lp.upper, frozenset())
+                      | deps.get(lp.step, frozenset()) for lp in self.loops}
+        # a loop's subtree depends on its variable when a loop below it has a bound that does
+        below: dict[int, set] = {}
+
+        def collect(lp: Loop) -> set:
+            s = set(bound_deps[lp.index])
+            for ch in children.get(lp.index, ()):
+                s |= collect(ch)
+            below[lp.index] = s
+            return s
+
+        for lp in children.get(None, ()):
+            collect(lp)
+        axes = sorted({d[1] for ds in bound_deps.values() for d in ds if d[0] == "pid"})
+        samples = [[0]] * 3
+        for a in axes:
+            n = grid3[a]
+            samples[a] = list(range(n)) if n <= MAX_SAMPLES else \
+                sorted({round(i * (n - 1) / (MAX_SAMPLES - 1)) for i in range(MAX_SAMPLES)})
+        pids = [(x, y, z) for x in samples[0] for y in samples[1] for z in samples[2]]
+        total: dict[int, float] = {}
+        most: dict[int, float] = {}
+        unknown: set[int] = set()
+        for pid in pids:
+            execs: dict[int, float] = {}
+            env = {"args": args, "grid": grid3, "pid": pid, "iv": {}}
+            self._walk(children, None, env, 1.0, execs, unknown, below)
+            for k, v in execs.items():
+                total[k] = total.get(k, 0.0) + v
+                most[k] = max(most.get(k, 0.0), v)
+        mean = {k: v / len(pids) for k, v in total.items()}
+        return Trips(mean, most, unknown)
+
+    def _walk(self, children, parent, env, weight, execs, unknown, below) -> None:
+        for lp in children.get(parent, ()):
+            lo, hi, st = (self.value(n, env) for n in (lp.lower, lp.upper, lp.step))
+            if lo is None or hi is None or not st:
+                unknown.add(lp.index)
+                n = 1
+            elif st > 0:
+                n = max(0, -(-(hi - lo) // st))
+            else:
+                n = max(0, -(-(lo - hi) // -st))
+            execs[lp.index] = execs.get(lp.index, 0.0) + weight * n
+            if not n or not children.get(lp.index):
+                continue
+            if ("iv", lp.index) in below.get(lp.index, ()) and lo is not None and st:
+                ks = list(range(n)) if n <= MAX_SAMPLES else \
+                    sorted({round(i * (n - 1) / (MAX_SAMPLES - 1)) for i in range(MAX_SAMPLES)})
+                for k in ks:
+                    env["iv"][lp.iv] = lo + k * st
+                    self._walk(children, lp.index, env, weight * n / len(ks), execs, unknown, below)
+                env["iv"].pop(lp.iv, None)
+            else:
+                self._walk(children, lp.index, env, weight * n, execs, unknown, below)
+
+    def value(self, name: str, env: dict, depth: int = 0) -> int | None:
+        """The integer an SSA scalar holds in `env` (args, grid, pid, loop variables); None when unknown."""
+        if name in env["iv"]:
+            return env["iv"][name]
+        node = self.values.get(name)
+        if node is None or depth > 200:
+            return None
+        kind = node[0]
+        if kind == "const":
+            return node[1]
+        if kind == "arg":
+            v = env["args"].get(node[1])
+            return int(v) if isinstance(v, (int, bool)) else None
+        if kind == "pid":
+            return env["pid"][node[1]]
+        if kind == "nprog":
+            return env["grid"][node[1]]
+        if kind == "cmp":
+            a, b = self.value(node[2], env, depth + 1), self.value(node[3], env, depth + 1)
+            f = _CMP.get(node[1])
+            return int(f(a, b)) if f and a is not None and b is not None else None
+        if kind != "op":
+            return None
+        if node[1] == "arith.select":  # only the chosen side must be known
+            c = self.value(node[2], env, depth + 1)
+            return None if c is None else self.value(node[3] if c else node[4], env, depth + 1)
+        vals = [self.value(o, env, depth + 1) for o in node[2:]]
+        if any(v is None for v in vals):
+            return None
+        return _apply(node[1], vals)
+
+
+def _apply(op: str, vals: list[int]) -> int | None:
+    a = vals[0]
+    b = vals[1] if len(vals) > 1 else 0
+    if op in _CASTS:
+        return a
+    if op == "arith.addi":
+        return a + b
+    if op == "arith.subi":
+        return a - b
+    if op == "arith.muli":
+        return a * b
+    if op in ("arith.divsi", "arith.divui"):
+        return int(a / b) if b else None  # truncates toward zero
+    if op in ("arith.ceildivsi", "arith.ceildivui"):
+        return -(-a // b) if b else None
+    if op == "arith.floordivsi":
+        return a // b if b else None
+    if op in ("arith.remsi", "arith.remui"):
+        return int(math.fmod(a, b)) if b else None
+    if op in ("arith.minsi", "arith.minui"):
+        return min(a, b)
+    if op in ("arith.maxsi", "arith.maxui"):
+        return max(a, b)
+    if op == "arith.andi":
+        return a & b
+    if op == "arith.ori":
+        return a | b
+    if op == "arith.xori":
+        return a ^ b
+    if op == "arith.shli":
+        return a << b if 0 <= b < 64 else None
+    if op in ("arith.shrsi", "arith.shrui"):
+        return a >> b if 0 <= b < 64 else None
+    return None
+
+
+_CMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "slt": lambda a, b: a < b, "sle": lambda a, b: a <= b,
+        "sgt": lambda a, b: a > b, "sge": lambda a, b: a >= b, "ult": lambda a, b: a < b, "ule": lambda a, b: a <= b,
+        "ugt": lambda a, b: a > b, "uge": lambda a, b: a >= b}
+
+
+def _signature(body: str) -> str:
+    """The type part of an op (after its last top-level ` : `)."""
+    colons = _top_matches(body, r"(?<= ):(?= )") if " : " in body else []
+    return body[colons[-1] + 1:].strip() if colons else ""
+
+
+def _shape(dims: str) -> int:
+    n = 1
+    for d in dims.strip("x").split("x"):
+        if d:
+            n *= int(d)
+    return n
+
+
+def _access_tile(op: str, sig: str) -> tuple[int, str] | None:
+    """(elements, element type) one execution of a load/store moves, from its type signature."""
+    if op in ("tt.descriptor_load", "tt.descriptor_gather"):
+        sig = sig.split("->")[-1]
+        m = _SHAPED.search(sig)
+        return (_shape(m.group(1)), m.group(2)) if m else None
+    for rx in (_DESC, _BLOCK_PTR, _PTR_TENSOR):
+        m = rx.search(sig)
+        if m:
+            return _shape(m.group(1)), m.group(2)
+    m = _SCALAR_PTR.search(sig)
+    if m:
+        return 1, m.group(1)
+    return None
+
+
+def _dot(op: str, body: str, sig: str) -> tuple[int, int, int, int, str, str, str, str] | None:
+    shapes = [(m.group(1), m.group(2)) for m in _SHAPED.finditer(sig)]
+    if op in ("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"):
+        # operands a, b and the accumulator (in tensor memory), all memdescs: a is M×K, b K×N, d M×N
+        shapes = [s for s in shapes][:3]
+        if len(shapes) < 3:
+            return None
+        a, b, d = shapes
+    else:
+        if len(shapes) < 3:
+            return None
+        a, b, d = shapes[0], shapes[1], shapes[-1]
+    ad = [int(x) for x in a[0].strip("x").split("x")]
+    dd = [int(x) for x in d[0].strip("x").split("x")]
+    if len(ad) < 2 or len(dd) < 2:
+        return None
+    batch = 1
+    for x in dd[:-2]:
+        batch *= x
+    a_type, b_type = a[1], b[1]
+    precision = ""
+    m = _PRECISION.search(body)
+    if m:
+        precision = {"0": "tf32", "1": "tf32x3", "2": "ieee"}.get(m.group(1), m.group(1))
+    if op in ("tt.dot_scaled", "ttng.tc_gen5_mma_scaled"):
+        s = _SCALED.search(body)
+        if s:
+            a_type, b_type = s.group(1), s.group(2)
+    k = ad[-1] * (2 if a_type == "e2m1" and a[1] == "i8" else 1)  # fp4 packs two values in an i8
+    return dd[-2], dd[-1], k, batch, a_type, b_type, d[1], precision
+
+
+def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
+    """The loops, dots and global accesses of the public kernel function in a TTIR or TTGIR text. `module`: the
+    same text parsed by parse_mlir, to give each its source line."""
+    lines_of: dict[int, int] = {}
+    src_lines: dict[int, set] = {}
+    if module is not None:
+        for op in module.ops:
+            if op.loc is not None:
+                lines_of[op.ir_line] = op.loc.line
+    args: list[str] = []
+    values: dict[str, tuple] = {}
+    loops: list[Loop] = []
+    dots: list[Dot] = []
+    accesses: list[Access] = []
+    stack: list[int | None] = []  # per open region: the loop index it belongs to (None: not a loop's body)
+    in_kernel = False
+    done = False
+    for n, raw in enumerate(text.splitlines(), 1):
+        if done:
+            break
+        line = raw.strip()
+        if not line or line.startswith("#") or line.startswith("//"):
+            continue
+        if not in_kernel:
+            if line.startswith("tt.func public @") or (line.startswith("tt.func @") and not args):
+                in_kernel = True
+                stack = [None]
+                for part in split_top(_arg_list(line), ","):
+                    name, _, rest = part.partition(":")
+                    ty = re.split(r" \{| loc\(", rest.strip(), maxsplit=1)[0].strip()
+                    loc_name = _LOC_NAME.search(rest)
+                    key = loc_name.group(1) if loc_name else name.strip().lstrip("%")
+                    args.append(key)
+                    if ty in _INT_TYPES:
+                        values[name.strip()] = ("arg", key)
+            continue
+        body, _ = _strip_loc(line)
+        body = body.strip()
+        closes = body.startswith("}")
+        opens = body.endswith("{")
+        popped = None
+        if closes:
+            popped = stack.pop() if stack else None
+            if not stack:
+                done = True
+                continue
+            if opens:  # `} else {`, `} do {`: the next region of the same op
+                stack.append(popped)
+            continue
+        current = next((x for x in reversed(stack) if x is not None), None)
+        if n in lines_of:
+            src_lines.setdefault(lines_of[n], set()).add(current)
+        fm = _FOR.search(body) if "scf.for " in body else None
+        if fm or (opens and " scf.while " in f" {body}"):
+            # a while loop's trips are unknown: its bounds are no SSA values (counted once)
+            lp = Loop(len(loops), current, n, *(fm.groups() if fm else ("", "", "", "")), line=lines_of.get(n, 0))
+            loops.append(lp)
+            if opens:
+                stack.append(lp.index)
+            continue
+        if opens:
+            stack.append(None)
+        d = _DEF.match(body)
+        name, op, rest = (d.group(1), d.group(2).strip('"'), d.group(3)) if d else (None, body.split(" ", 1)[0],
+                                                                                     body.split(" ", 1)[-1])
+        if op in DOT_OPS:
+            got = _dot(op, rest, _signature(body))
+            if got:
+                dots.append(Dot(n, op, current, *got, line=lines_of.get(n, 0)))
+            continue
+        if op in _LOADS or op in _STORES or op in _ATOMICS:
+            tile = _access_tile(op, _signature(body))
+            if tile:
+                kind = "load" if op in _LOADS else "store" if op in _STORES else "atomic"
+                accesses.append(Access(n, op, kind, current, tile[0], tile[1], lines_of.get(n, 0)))
+            continue
+        if name is None:
+            continue
+        sig = _signature(body)
+        scalar = sig.split(" to ")[-1].strip() in _INT_TYPES
+        if op == "arith.constant":
+            c = _CONST.match(rest.strip())
+            if c:
+                v = c.group(1)
+                values[name] = ("const", 1 if v == "true" else 0 if v == "false" else int(v))
+        elif op in ("tt.get_program_id", "tt.get_num_programs") and scalar:
+            axis = {"x": 0, "y": 1, "z": 2}.get(rest.split()[0] if rest.split() else "", 0)
+            values[name] = ("pid" if op == "tt.get_program_id" else "nprog", axis)
+        elif scalar and (op in _BINARY or op in _CASTS or op in ("arith.select", "arith.cmpi")):
+            operands = rest.split(" : ")[0]
+            if op == "arith.cmpi":
+                pred, _, operands = operands.partition(",")
+                ops_ = [o.strip() for o in operands.split(",")]
+                if len(ops_) == 2 and all(o.startswith("%") for o in ops_):
+                    values[name] = ("cmp", pred.strip(), *ops_)
+                continue
+            ops_ = [o.strip().split(" ")[0] for o in operands.split(",")]
+            if all(o.startswith("%") for o in ops_):
+                values[name] = ("op", op, *ops_)
+    return IrCounts(args, loops, dots, accesses, values, src_lines)
+
+
+def _arg_list(line: str) -> str:
+    """The text between the parentheses of a `tt.func` line's argument list."""
+    start = line.index("(")
+    depth = 0
+    for i in range(start, len(line)):
+        c = line[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return line[start + 1:i]
+    return line[start + 1:]

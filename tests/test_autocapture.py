@@ -1,0 +1,183 @@
+"""Specs from the code that launches a kernel, run without a GPU: what `check` compiles when a file has no capture and
+no hint but launches its own kernels (its tests, its `__main__` block, the workspace's tests that import it), what the
+run may not do (the compile workers' sandbox), and the float scalars a launch site passes. Real Triton compiles on the
+CPU for cuda:90; the launch code really runs (torch on the CPU, answered as the virtual GPU)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tritonlens.frontend.discover import discover
+from tritonlens.frontend.launchers import find_launchers
+from tritonlens.frontend.launches import find_launches
+from tritonlens.frontend.specs import build_specs, origin_kind
+
+pytest.importorskip("torch", reason="the launch code allocates torch tensors")
+
+UPDATE = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def update_fn_kernel(p_ptr, grad_ptr, lr, wd, n_elements, BLOCK_SIZE: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        mask = offs < n_elements
+        p = tl.load(p_ptr + offs, mask=mask)
+        g = tl.load(grad_ptr + offs, mask=mask)
+        tl.store(p_ptr + offs, p * (1 - lr * wd) - lr * g, mask=mask)
+
+
+    def update_fn(p, grad, lr, wd):
+        n = p.numel()
+        block = triton.next_power_of_2(min(n, 1024))
+        update_fn_kernel[(triton.cdiv(n, block),)](p, grad, lr, wd, n, BLOCK_SIZE=block)
+
+
+    def test_update_fn():
+        p = torch.randn(4096, device="cuda", dtype=torch.float16)
+        g = torch.randn(4096, device="cuda", dtype=torch.float16)
+        update_fn(p, g, lr=0.01, wd=0.1)
+    ''')
+
+# A kernel module with no launch code of its own; the workspace's test imports it. Its test also tries to write
+# outside its sandbox folder (into the workspace): the write must fail, the launch still be recorded.
+OPS = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def scale_kernel(x_ptr, n_elements, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n_elements)
+        tl.store(x_ptr + offs, x * 2, mask=offs < n_elements)
+
+
+    def scale(x):
+        scale_kernel[(triton.cdiv(x.numel(), 256),)](x, x.numel(), BLOCK=256)
+    ''')
+
+TEST_OPS = textwrap.dedent('''\
+    import os
+
+    import torch
+
+    from pkg.ops import scale
+
+
+    def test_scale():
+        try:
+            with open(os.path.join(os.path.dirname(__file__), "..", "escaped.txt"), "w") as f:
+                f.write("out of the box")
+        except OSError:
+            pass
+        scale(torch.ones(1000, device="cuda", dtype=torch.bfloat16))
+    ''')
+
+
+def _check(root, *args: str) -> list[dict]:
+    env = dict(os.environ)
+    out = subprocess.run([sys.executable, "-m", "tritonlens", "check", "--target", "cuda:90", "--format", "json",
+                          "--workers", "1", *args], capture_output=True, text=True, cwd=root, env=env, timeout=300)
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def test_check_compiles_what_the_files_own_test_launches(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    (tmp_path / "update.py").write_text(UPDATE)
+    off = _check(tmp_path, "update.py", "--no-auto-capture")
+    assert [f["code"] for f in off if f["code"] == "SRC002"], off  # from the file's text alone: no BLOCK_SIZE
+    on = _check(tmp_path, "update.py")
+    assert not [f for f in on if f["code"] in ("SRC002", "SRC001", "SRC008")], on
+    assert all("BLOCK_SIZE=1024" in f["config"] for f in on if f["kernel"] == "update_fn_kernel"), on
+
+
+def test_workspace_test_that_imports_the_module_is_run_sandboxed(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops.py").write_text(OPS)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_ops.py").write_text(TEST_OPS)
+    found = find_launchers(str(tmp_path / "pkg" / "ops.py"), OPS, str(tmp_path))
+    assert [(x.kind, os.path.basename(x.path)) for x in found] == [("tests", "test_ops.py")]
+    from tritonlens.pipeline import Checker
+    from tritonlens.settings import Settings
+
+    with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
+        report = checker.check_file(str(tmp_path / "pkg" / "ops.py"), workspace_root=str(tmp_path))
+    assert report.auto is not None and report.auto.outcome == "ok", report.auto
+    (kr,) = report.kernels
+    spec = kr.compiled[0].spec
+    assert spec.signature["x_ptr"] == "*bf16" and spec.constants["BLOCK"] == 256, spec
+    assert "launched by `test_scale` in `test_ops.py`, no GPU" in spec.label, spec.label
+    assert origin_kind(spec.origins["x_ptr"]) == "auto-capture", spec.origins
+    assert kr.compiled[0].artifacts.ok and not kr.findings or all(f.code != "SRC001" for f in kr.findings)
+    assert not (tmp_path / "escaped.txt").exists()  # no write outside the run's own folder
+
+
+def test_a_crashing_launch_is_an_info_on_its_line(tmp_path):
+    crash = UPDATE.replace('    p = torch.randn(4096', '    raise RuntimeError("boom")\n    p = torch.randn(4096')
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    (tmp_path / "update.py").write_text(crash)
+    found = _check(tmp_path, "update.py")
+    # pytest ran the test, which failed before launching: what ran is said once, not as the file's error
+    (info,) = [f for f in found if f["code"] == "SRC008"]
+    assert info["severity"] == "info" and info["line"] == crash.splitlines().index("def test_update_fn():") + 1
+    assert not [f for f in found if f["severity"] == "error"], found
+
+
+def test_float_scalars_at_a_launch_site_are_fp32():
+    src = textwrap.dedent('''\
+        import math
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def k(x_ptr, alpha, scale, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) * alpha * scale, mask=offs < n)
+
+
+        def run(x, alpha: float, n):
+            k[(1,)](x, alpha, 1.0 / math.sqrt(n), n, BLOCK=128)
+        ''')
+    (kernel,) = discover("f.py", src, ".").kernels
+    (spec,), _ = build_specs(kernel, "cuda:90", launches=find_launches("k", {"f.py": src}))
+    assert spec.signature["alpha"] == "fp32" and spec.signature["scale"] == "fp32", spec.signature
+    assert spec.signature["n"] == "i32" and origin_kind(spec.origins["n"]) == "assumed", spec.origins
+
+
+def test_floats_the_files_own_test_passes_through_a_wrapper_are_fp32():
+    (kernel,) = discover("update.py", UPDATE, ".").kernels
+    specs, _ = build_specs(kernel, "cuda:90", launches=find_launches("update_fn_kernel", {"update.py": UPDATE}))
+    assert {s.signature["lr"] for s in specs} == {"fp32"} and {s.signature["wd"] for s in specs} == {"fp32"}
+
+
+def test_a_workspace_test_runs_for_the_module_its_package_reexports_not_a_backend_copy(tmp_path):
+    kernel = "import triton\n\n\n@triton.jit\ndef k(x_ptr):\n    pass\n\n\nclass NormFunction:\n    pass\n"
+    for folder in ("lib", "lib/ops", "lib/ops/backends", "lib/ops/backends/npu"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "lib/ops/__init__.py").write_text("from lib.ops.norm import NormFunction  # noqa: F401\n")
+    (tmp_path / "lib/ops/backends/npu/__init__.py").write_text("from .norm import NormFunction  # noqa: F401\n")
+    for p in ("lib/ops/norm.py", "lib/ops/backends/npu/norm.py", "lib/ops/other.py"):
+        (tmp_path / p).write_text(kernel)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_norm.py").write_text("from lib.ops import NormFunction\n\n\ndef test_norm():\n    pass\n")
+
+    def runs(rel: str) -> list[str]:
+        return [os.path.basename(x.path) for x in find_launchers(str(tmp_path / rel), kernel, str(tmp_path))]
+
+    assert runs("lib/ops/norm.py") == ["test_norm.py"]
+    assert runs("lib/ops/backends/npu/norm.py") == []  # defines the name too, but lib.ops takes it from elsewhere
+    assert runs("lib/ops/other.py") == []

@@ -1,0 +1,148 @@
+"""What runs before the sandbox is up, and what the sandbox must still let real imports do.
+
+A repository's file named like a standard module (`textwrap.py` at its root, where `tritonlens check` and the editor
+start) would run with the checking process's rights and secrets if any process that imports the workspace's code
+started with the workspace on sys.path: the compile workers, doctor's probe and the replays start isolated, in a
+folder of their own, and confine themselves before anything of the workspace can load. And a library whose import
+uses multiprocessing (POSIX semaphores and shared memory under /dev/shm) compiles as it does unconfined."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tritonlens.compiler import sandbox
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
+
+SECRET = "tritonlens-test-secret-81d4e0"
+TRITONLENS = os.path.join(os.path.dirname(sys.executable), "tritonlens")  # the console script, as CI runs it
+
+KERNEL = '''\
+import triton
+import triton.language as tl
+{imports}
+
+# tritonlens: x_ptr=*fp32, n=i32%16, BLOCK=1024
+@triton.jit
+def add_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+'''
+
+
+def run(cwd, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([TRITONLENS, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+
+
+def check(cwd, path, *args: str, env: dict[str, str] | None = None) -> tuple[int, list[dict], str]:
+    done = run(cwd, "check", str(path), "--target", "cuda:90", "--workers", "1", "--format", "json", *args, env=env)
+    return done.returncode, json.loads(done.stdout or "[]"), done.stderr
+
+
+# standard modules the worker and the probe import on their way up, each shadowed by a file of the workspace
+SHADOWED = ("textwrap", "json", "ast", "tempfile", "shutil", "ctypes", "typing", "dataclasses", "hashlib",
+            "linecache", "traceback", "threading", "contextlib", "importlib_metadata", "sitecustomize",
+            "usercustomize", "landlock", "pyseccomp")
+
+
+def shadowing_workspace(tmp_path, marks):
+    """A repository whose root holds a `textwrap.py` (and the rest of SHADOWED) that writes, beside itself, a marker
+    with the checking process's secret in it."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    for name in SHADOWED:
+        (tmp_path / f"{name}.py").write_text(textwrap.dedent(f'''\
+            import os
+            try:
+                with open({str(marks / (name + ".marker"))!r}, "w") as f:
+                    f.write(os.environ.get("TRITONLENS_TEST_TOKEN", "no secret"))
+            except OSError:
+                pass
+            '''))
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL.format(imports="SCALE = tl.constexpr(2)"))
+    return path
+
+
+def test_a_workspace_textwrap_never_runs_unconfined(confined, tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    path = shadowing_workspace(tmp_path, marks)
+    code, findings, err = check(tmp_path, path, env={"TRITONLENS_TEST_TOKEN": SECRET})
+    assert code == 0 and findings == [], (findings, err)
+    assert sorted(os.listdir(marks)) == [], "ran unconfined: " + ", ".join(sorted(os.listdir(marks)))
+    # the same from the editor's start: the server's doctor probes the import in the workspace
+    # (its `import triton` meets the empty modules, confined, and fails as `python -c "import triton"` there would)
+    doctor = run(tmp_path, "doctor", "--format", "json", env={"TRITONLENS_TEST_TOKEN": SECRET})
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert "import" in checks["triton"]["detail"], checks["triton"]  # the probe ran
+    assert sorted(os.listdir(marks)) == [], "the probe ran unconfined: " + ", ".join(sorted(os.listdir(marks)))
+    assert SECRET not in doctor.stdout + doctor.stderr
+
+
+def test_module_code_sees_the_workspace_as_its_working_directory(confined, tmp_path):
+    """Started in a folder of its own, a worker still gives the imports the checking process's working directory
+    and its folder first on sys.path, as `python -m` there did: a helper found only from there still imports, and
+    a relative read still reads the workspace's file."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    (tmp_path / "scale.txt").write_text("3\n")
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "scaling.py").write_text("SCALE = int(open('scale.txt').read())\n")
+    (tmp_path / "kernels").mkdir()
+    path = tmp_path / "kernels" / "k.py"
+    path.write_text(KERNEL.format(imports="import sys\nsys.path.append('helpers')\nfrom scaling import SCALE as _S\n"
+                                          "SCALE = tl.constexpr(_S)"))
+    code, findings, err = check(tmp_path, path, "--module-execution", "full")
+    assert code == 0 and findings == [], (findings, err)
+
+
+MULTIPROCESSING_HELPER = '''\
+import multiprocessing as mp
+from multiprocessing import shared_memory
+
+import torch.multiprocessing as tmp
+
+# what operator libraries do at import to find their backend: locks, queues, shared memory, another context
+_LOCK = mp.Lock()
+_QUEUE = mp.Queue()
+_QUEUE.put("probe")
+_SHM = shared_memory.SharedMemory(create=True, size=1 << 16)
+_SHM.buf[:5] = b"hello"
+_SPAWN_LOCK = mp.get_context("spawn").Lock()
+_TORCH_LOCK = tmp.get_context("spawn").Semaphore(2)
+_EVENT = mp.Event()
+SCALE = 2 if _QUEUE.get(timeout=10) == "probe" else 0
+_SHM.close()
+_SHM.unlink()
+'''
+
+
+def test_a_library_that_uses_multiprocessing_at_import_compiles(confined, tmp_path):
+    """POSIX semaphores (/dev/shm/sem.*) and shared memory at import: compiled finding-free, as unconfined, and
+    in a /dev/shm of the worker's own where the platform allows one (the machine's stays untouched)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    (tmp_path / "mplib.py").write_text(MULTIPROCESSING_HELPER)
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL.format(imports="from mplib import SCALE as _S\nSCALE = tl.constexpr(_S)"))
+    before = set(os.listdir("/dev/shm"))
+    # each run with a cache of its own: an unconfined run's artefacts must not stand in for the sandboxed compile
+    code, findings, err = check(tmp_path, path, env={"TRITONLENS_CACHE_DIR": str(tmp_path / "cache-sandboxed")})
+    assert code == 0 and findings == [], (findings, err)
+    if confined.get("shm") == "private":
+        assert set(os.listdir("/dev/shm")) - before == set(), "the worker's /dev/shm was the machine's"
+    unconfined = check(tmp_path, path, env={"TRITONLENS_NO_SANDBOX": "1",
+                                            "TRITONLENS_CACHE_DIR": str(tmp_path / "cache-unconfined")})
+    assert unconfined[:2] == (code, findings)
+
+
+def test_the_sandbox_says_where_dev_shm_is(confined):
+    described = sandbox.describe(confined)
+    if confined.get("shm") == "private":
+        assert "its own /dev/shm" in described, described
+    else:
+        assert "/dev/shm is the machine's" in described, described
