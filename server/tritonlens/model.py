@@ -180,6 +180,9 @@ class Spec:
     # the run was timed), the most launched first; `launches` stays the total (it also counts launches not listed).
     launch_records: list[dict[str, Any]] = field(default_factory=list)
     capture_id: str = ""  # captured: captures.identity of the line it came from, what bench results are keyed by
+    # captured: the tuning lines (see frontend/captures.load_tunings) of the keys for which the autotuner chose this
+    # spec's config — every config it timed for them; read by checks/tuning. Not part of key().
+    tuning: list[dict[str, Any]] = field(default_factory=list)
 
     def key(self) -> str:
         blob = json.dumps(
@@ -426,6 +429,8 @@ class Finding:
             out["cost"] = {"gain_us": self.data["est_gain_us"], "share": self.data.get("est_share"),
                            "launch_us": self.data.get("est_launch_us"), "measured": self.data.get("est_measured"),
                            "bound": self.data.get("est_bound")}
+        if isinstance(self.data.get("tuning"), dict):  # LAUNCH005: what the autotuner measured (report/tuning)
+            out["tuning"] = self.data["tuning"]
         return out
 
     def sort_key(self) -> tuple:
@@ -454,6 +459,8 @@ class KernelReport:
     # distinct ones were recorded, and the launched values that set has no spec of.
     captures: dict[str, Any] = field(default_factory=dict)
     pending: int = 0  # specs still compiling: a partial report, sent before the kernel's last spec is done
+    # What the autotuner measured for the kernel's captured keys (checks.tuning.TuningSummary), None without any
+    tuning: Any = None
 
     @property
     def name(self) -> str:

@@ -16,6 +16,9 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 from .frontend import captures as captures_mod
+from .frontend.specs import attach_tunings
+from .report.tuning import summary_of, tuning_finding
+from .checks.verdict import decide
 from .report import cost
 from .checks import analysis_digest, analysis_inputs, place_ir_paths
 from .compiler.cache import ArtifactCache
@@ -64,6 +67,7 @@ class _PlannedKernel:
     withheld: dict[str, str] = field(default_factory=dict)  # names the slice did not bind (loader.Slice.withheld)
     assumed: dict[str, str] = field(default_factory=dict)  # names bound by a switch not run (loader.Slice.assumed)
     captures: dict[str, Any] = field(default_factory=dict)  # see KernelReport.captures
+    tunings: list[dict[str, Any]] = field(default_factory=list)  # the kernel's tuning lines (captures.load_tunings)
 
 
 @dataclass
@@ -308,13 +312,15 @@ class Checker:
         if not todo:
             return plan
         caps, cap_problems = captures_mod.load_captures(root, path, self.capture_file)
+        tunings = captures_mod.load_tunings(root, path, self.capture_file)
         plan.report.problems.extend(cap_problems)
         launches_by_kernel = self._launches(todo, root, {path: text})
         auto_caps = self._auto_captures(plan, todo, caps, auto)
         for kernel in todo:
             kernel_caps = [c for c in caps if c.get("kernel") in (kernel.name, kernel.func_name)]
             kernel_auto = [c for c in auto_caps if c.get("kernel") in (kernel.name, kernel.func_name)]
-            item = _PlannedKernel(kernel)
+            item = _PlannedKernel(kernel, tunings=[t for t in tunings
+                                                   if t.get("kernel") in (kernel.name, kernel.func_name)])
             try:
                 module = self._module_slice(text, kernel)
             except SyntaxError:  # discover already reported it
@@ -325,6 +331,7 @@ class Checker:
                 inputs = analysis_inputs(kernel, self.settings, text, self.select, self.device(target))
                 specs, spec_findings = self._specs(kernel, target, launches_by_kernel.get(kernel.name), kernel_caps,
                                                    kernel_auto)
+                attach_tunings(specs, [t for t in item.tunings if t.get("target") in (None, target)])
                 if variant is not None and variant.kernel == kernel.name:
                     specs = [variant.apply(s) for s in specs if s.key() == variant.spec_key]
                 else:
@@ -396,6 +403,10 @@ class Checker:
 
             skipped_autotune_configs(kr, config_sources(k.path, plan.text, k.def_line), others_pending=pending > 0)
         finish_report(kr, own, self.settings)
+        kr.tuning = summary_of(item.tunings)
+        measured = tuning_finding(kr, kr.tuning, self.settings)
+        if measured is not None:
+            kr.findings = sorted(kr.findings + decide([measured], self.settings), key=Finding.sort_key)
         if plan.root:  # what `tritonlens bench` measured for the captured specs weighs the findings
             measured = cost.load_bench(plan.root)
             rel = os.path.relpath(plan.report.path, plan.root).replace(os.sep, "/")

@@ -173,6 +173,10 @@ def run_checks(ctx: CheckContext, select: set[str] | None = None) -> list[Findin
             f.data.setdefault("doc", r.doc_url)
             f.data.setdefault("origins", dict(ctx.spec.origins))
         out.extend(found)
+    # What the autotuner measured in the direction a finding advises: evidence on the finding, no severity.
+    from .tuning import judge
+
+    judge(ctx, out)
     # What each cause costs in the captured launches (checks/costmodel), once every rule has spoken.
     from .costmodel import weigh
 

@@ -495,4 +495,104 @@ def grid_underfill(ctx):
             "waves": worst.waves, "fill": round(worst.fill, 4), "last_wave": round(worst.last, 4),
             **weight.data(), "threshold": threshold, "gpu": ctx.gpu.key,
             "merge_key": f"LAUNCH002:{worst.programs}/{capacity}"}
+    if worst.waves == 1:  # the advice, for checks/tuning to hold against what the autotuner measured
+        data["advises"] = ["more_programs"]
     yield finding(ctx, def_span(ctx), "LAUNCH002", message, severity=weight.severity("info"), data=data)
+
+
+# ---------------------------------------------------------------- LAUNCH004
+_DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
+TILE_IDLE_THRESHOLD = 0.5  # "mostly beyond": at least half of the tile's rows (or columns) past the launch's extent
+_MIN_MMA_DIM = 16  # the smallest tile dimension a tensor-core dot takes (mma.sync m16 / n8·2)
+
+
+def _dot_tiles(ctx) -> list[tuple[Any, int, int]]:
+    """(op, rows, columns) of each dot of the kernel's file, once per source position."""
+    from ._common import in_kernel_file, tensor_shape_dtype
+
+    out, seen = [], set()
+    for op in ctx.ttgir.ops:
+        if op.name not in _DOT_OPS or not in_kernel_file(ctx, op.loc) or (op.loc.line, op.loc.col) in seen:
+            continue
+        res = tensor_shape_dtype(op.result_type)
+        if res and len(res[0]) >= 2:
+            seen.add((op.loc.line, op.loc.col))
+            out.append((op, res[0][-2], res[0][-1]))
+    return out
+
+
+def _axis(m: _Mask) -> int | None:
+    """0 when the mask's lanes are used as rows (`offs[:, None]`), 1 as columns (`offs[None, :]`), None otherwise."""
+    node = m.compare.left if m.lanes is not None else None
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):  # offs.to(...)
+        node = node.func.value
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
+        first = node.slice.elts[0]
+        return 1 if isinstance(first, ast.Constant) and first.value is None else 0
+    return None
+
+
+@rule("LAUNCH004", "mma-tile-beyond-extent", "warning", fixes=("new_config",))
+def mma_tile_beyond_extent(ctx):
+    """A dot's tile has rows (or columns) mostly beyond the captured launch's extent: a decode-sized M in a tile
+    sized for prefill, computing on rows the launch does not have."""
+    launches = ctx.launches
+    if not launches or not ctx.source:
+        return
+    tiles = _dot_tiles(ctx)
+    if not tiles:
+        return
+    counted = counted_launches(ctx, launches)
+    for masks in _mask_groups(ctx).values():
+        first = masks[0]
+        axis_hint = next((a for a in map(_axis, masks) if a is not None), None)
+        results = []
+        for launch in launches:
+            env = launch_env(ctx, launch)
+            a, b = eval_int(first.lanes.arange.args[0], env), eval_int(first.lanes.arange.args[1], env)
+            bound = eval_int(first.bound, env)
+            if a is None or b is None or bound is None or b <= a or bound <= 0:
+                continue
+            block = b - a
+            for op, rows, cols in tiles:
+                axis = 0 if block == rows and (block != cols or axis_hint != 1) else 1 if block == cols else None
+                if axis is None:
+                    continue
+                valid = bound + (1 if first.inclusive else 0)
+                tiles_along = -(-valid // block)
+                idle = 1 - valid / (tiles_along * block)
+                results.append((launch, (op, rows, cols, axis, block, valid, idle)))
+                break
+        if not results:
+            continue
+        over = [r for r in results if r[1][6] >= TILE_IDLE_THRESHOLD]
+        if not over:
+            continue
+        weight = _Weight.of(over, len(results), counted)
+        launch, (op, rows, cols, axis, block, valid, idle) = max(
+            over, key=lambda r: (r[0].get("count", 0) if counted else 0, r[1][6]))
+        yield _tile_finding(ctx, first, op, rows, cols, axis, block, valid, idle, weight)
+
+
+def _tile_finding(ctx, mask: _Mask, op, rows: int, cols: int, axis: int, block: int, valid: int, idle: float,
+                  weight: "_Weight"):
+    from ._common import anchor
+
+    name = ast.unparse(mask.lanes.arange.args[1])
+    bound_text = ast.unparse(mask.bound)
+    span, _ = anchor(ctx, op.loc.line, op.loc.col, ("dot", "dot_scaled"))
+    what = "rows" if axis == 0 else "columns"
+    fit = max(_MIN_MMA_DIM, 1 << max(0, (valid - 1).bit_length()))
+    fit_text = (f"a tile of {fit} {what} ({name} = {fit}) fits it" if fit < block
+                else f"no tile smaller than {block} {what} fits it better")
+    message = (f"tl.dot computes a {rows}×{cols} tile, but {bound_text} = {valid} of its {name} = {block} {what}: "
+               f"{idle:.0%} of the tile's {what} lie beyond the launch's extent (the mask on line "
+               f"{mask.compare.lineno} drops them), {weight.text()} — {fit_text}")
+    if fit < block:
+        message += "; a config the kernel's autotune list may not have, proven by re-compiling before it is offered"
+    data = {"rows": rows, "cols": cols, "axis": what, "name": name, "block": block, "extent": valid,
+            "idle": round(idle, 4), "fit": fit if fit < block else None, "mask_line": mask.compare.lineno,
+            **weight.data(), "merge_key": f"LAUNCH004:{name}:{valid}/{block}"}
+    if fit < block:
+        data["advises"] = [f"smaller:{name}:{fit}", f"smaller:{name}"]
+    return finding(ctx, span, "LAUNCH004", message, data=data)  # rare launches: data["rare"], for the verdict

@@ -132,10 +132,16 @@ def _resource_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[Ca
     yield from _halved_blocks(kr, spec, text)
 
 
+def _new_config_candidates(kr: KernelReport, f: Finding, text: str):
+    from .tuning import candidates  # configs the autotune list lacks, made from the cause (no hint edit)
+
+    return candidates(kr, f, text)
+
+
 # hint candidates per fix strategy: a rule names its strategies (checks/registry.Rule.fixes)
 STRATEGIES: dict[str, Callable[[KernelReport, Finding, str], Iterator[Candidate]]] = {
     "memory": _memory_candidates, "missing": _missing_candidates, "spill": _spill_candidates,
-    "resources": _resource_candidates,
+    "resources": _resource_candidates, "new_config": _new_config_candidates,
 }
 
 

@@ -610,3 +610,22 @@ def left_out(specs: list[Spec], chosen: list[Spec]) -> list[str]:
 
 def _short(path: str) -> str:
     return os.path.basename(path)
+
+
+def attach_tunings(specs: list[Spec], tunings: list[dict[str, Any]]) -> None:
+    """Give each captured spec the tuning lines (frontend/captures.load_tunings) of the keys for which the autotuner
+    chose its config: what it measured of the alternatives, for the rules' advice (checks/tuning)."""
+    for spec in specs:
+        if not spec.label.startswith("capture"):
+            continue
+        spec.tuning = [t for t in tunings if _chose(t, spec)][-64:]
+
+
+def _chose(tuning: dict[str, Any], spec: Spec) -> bool:
+    chosen = tuning.get("chosen")
+    configs = tuning.get("configs") or []
+    if not isinstance(chosen, int) or not 0 <= chosen < len(configs):
+        return False
+    cfg = configs[chosen]
+    return all(spec.constants.get(k) == v for k, v in (cfg.get("kwargs") or {}).items()) and \
+        all(spec.options.get(k) == cfg[k] for k in ("num_warps", "num_stages", "num_ctas") if k in cfg)

@@ -11,6 +11,7 @@ from pygls.uris import from_fs_path
 
 from ..units import fmt_bytes
 from ..report.irviews import STAGE_TITLES, compiled_specs, summary, view_for
+from ..report.tuning import tuning_markdown
 
 if TYPE_CHECKING:
     from ..model import KernelReport
@@ -113,6 +114,9 @@ def metrics_table(uri: str, kr: "KernelReport", settings) -> str:
     out = [f"**{md(kr.name)}**: {len(kr.compiled)} spec(s)", "\n".join(rows)]
     for i, cs in enumerate(kr.compiled, 1):
         out.append(f"{i}. {md(cs.spec.describe())}")
+    measured = tuning_markdown(kr.tuning)
+    if measured:
+        out.append(measured)
     specs = compiled_specs(kr)
     if specs:
         line = kr.kernel.def_line - 1

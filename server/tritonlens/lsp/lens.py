@@ -9,6 +9,7 @@ from lsprotocol import types
 
 from ..report.baseline import SaveHistory, read_baseline, since_baseline
 from ..report.cost import spec_cost
+from ..report.tuning import tuning_brief
 from ..pipeline import find_workspace_root
 
 from .hover import SHOW_IR
@@ -46,6 +47,9 @@ def kernel_summary(kr: "KernelReport", settings, root: str) -> str:
         text += f" · {cost}"
     if len(kr.compiled) > 1:
         text += f" · {len(kr.compiled)} specs"
+    tuned = tuning_brief(kr.tuning)
+    if tuned:
+        text += f" · {tuned}"
     c = kr.captures
     if c and c.get("compiled", 0) < c.get("captured", 0):
         missing = c.get("left_out") or []

@@ -23,6 +23,7 @@ from .. import __version__
 from ..checks.registry import doc_link
 from ..ir.linemap import same_file
 from ..units import fmt_bytes
+from .tuning import tuning_table
 from .irviews import _PADDING, STAGE_TITLES, view_for
 from ..model import CompiledSpec, Finding, KernelReport, Spec
 from .kernel import _spec_values, config_labels
@@ -241,6 +242,17 @@ class _Page:
                 f'{link}</div>')
 
     # ------------------------------------------------------------ kernels
+    @staticmethod
+    def tuning(summary) -> str:
+        """What the autotuner measured (report/tuning): configs × captured keys, the chosen one starred, then the
+        summary lines."""
+        rows = tuning_table(summary)
+        head = "".join(f"<th>{_e(c)}</th>" for c in rows[0])
+        body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
+        lines = "".join(f"<li>{_e(x)}</li>" for x in summary.key_lines() + [summary.dead_line()])
+        return (f'<div class="tuning"><h3>what the autotuner measured (* chosen)</h3><table class="tuning-table">'
+                f"<tr>{head}</tr>{body}</table><ul>{lines}</ul></div>")
+
     def kernel(self, kr: KernelReport, text: str | None, path: str) -> str:
         self.n_kernels += 1
         k = kr.kernel
@@ -262,6 +274,8 @@ class _Page:
                        f'compiled' + (f', {c["trials"]} autotuner trial(s) left out' if c.get("trials") else "") +
                        (f'; launched values left out: {_e(", ".join(c["left_out"]))} (--all-captures compiles '
                         f'every one)' if c.get("left_out") else "") + "</p>")
+        if kr.tuning is not None:
+            out.append(self.tuning(kr.tuning))
         spec_data = [self.spec_data(kr, cs, labels) for cs in kr.compiled]
         self.n_specs += len(kr.compiled)
         if kr.compiled:

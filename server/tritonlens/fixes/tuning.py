@@ -1,0 +1,110 @@
+"""Configs the kernel's autotune list does not have, made from a finding's cause: a dot tile larger than the launch's
+M or N (LAUNCH004) gets the tile that fits (`BLOCK_M = 16` for a decode M = 16), on the config the autotuner chose
+and on the configs it measured fastest for that key. Each is a fix that adds a `triton.Config(...)` to the literal
+list, proven like a launch fix: the spec the finding came from is re-compiled with the new value (it must compile
+and lose the finding). Without a GPU it is offered as compiled, not timed, and says so; `bench/autotune/` times
+proposals on the captured launch (a proposed config changes the grid, which only the program's own launch code
+computes)."""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..frontend.config_spans import config_sources
+from ..model import KernelReport, Finding, SpecVariant
+from .configs import holding
+from .edit import Edit
+from .launch import LaunchCandidate
+
+CODES = {"LAUNCH004"}
+MAX_PROPOSALS = 3
+
+
+def _config_names(kr: KernelReport) -> list[str]:
+    names: list[str] = []
+    for cfg in kr.kernel.autotune_configs or []:
+        for k in (cfg.get("kwargs") or {}):
+            if k not in names:
+                names.append(k)
+    return names
+
+
+def _existing(kr: KernelReport) -> set[tuple]:
+    out = set()
+    for cfg in kr.kernel.autotune_configs or []:
+        out.add((tuple(sorted((cfg.get("kwargs") or {}).items())), cfg.get("num_warps", 4), cfg.get("num_stages", 3)))
+    return out
+
+
+def proposals(kr: KernelReport, f: Finding, constants: dict[str, Any], options: dict[str, Any]) -> list[dict[str, Any]]:
+    """New configs from `f`'s cause: {"kwargs": {...}, "num_warps": w, "num_stages": s} — the chosen config (the
+    spec's `constants` and `options`) with the tile that fits, then the configs the autotuner measured fastest for
+    the same key with it; none the kernel already has, at most MAX_PROPOSALS."""
+    name, fit = f.data.get("name"), f.data.get("fit")
+    names = _config_names(kr)
+    if not isinstance(name, str) or not isinstance(fit, int) or name not in names:
+        return []
+    bases = [({k: constants[k] for k in names if k in constants}, options.get("num_warps", 4),
+              options.get("num_stages", 3))]
+    tuning = getattr(kr, "tuning", None)
+    for kt in (tuning.keys if tuning is not None else []):
+        chosen = kt.chosen_config
+        if chosen is None or any(constants.get(k) != v for k, v in chosen.kwargs):
+            continue
+        for c in sorted(kt.timed, key=lambda c: c.time_us):
+            bases.append((dict(c.kwargs), c.value("num_warps") or 4, c.value("num_stages") or 3))
+    have = _existing(kr)
+    out: list[dict[str, Any]] = []
+    seen: set[tuple] = set()
+    for kwargs, warps, stages in bases:
+        if name not in kwargs or kwargs[name] <= fit:
+            continue
+        new = {**kwargs, name: fit}
+        ident = (tuple(sorted(new.items())), warps, stages)
+        if ident in have or ident in seen:
+            continue
+        seen.add(ident)
+        out.append({"kwargs": new, "num_warps": warps, "num_stages": stages})
+        if len(out) >= MAX_PROPOSALS:
+            break
+    return out
+
+
+def config_text(prefix: str, cfg: dict[str, Any]) -> str:
+    kwargs = ", ".join(f"{k!r}: {v!r}" for k, v in cfg["kwargs"].items()).replace("'", '"')
+    return f"{prefix}({{{kwargs}}}, num_stages={cfg['num_stages']}, num_warps={cfg['num_warps']})"
+
+
+def label(cfg: dict[str, Any]) -> str:
+    parts = [f"{k}={v}" for k, v in cfg["kwargs"].items()]
+    return ", ".join(parts + [f"num_warps={cfg['num_warps']}", f"num_stages={cfg['num_stages']}"])
+
+
+def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[LaunchCandidate]:
+    """One fix per proposed config: insert it after the last `triton.Config(...)` of the literal list; proven on the
+    spec the finding came from with the new tile (compiled on the CPU)."""
+    if f.code not in CODES:
+        return
+    sources = config_sources(kr.kernel.path, text, kr.kernel.def_line)
+    held = holding(kr, f)
+    if not sources or not held:
+        return
+    cs = held[0]
+    index = kr.compiled.index(cs)
+    last = sources[-1]
+    lines = text.splitlines()
+    line, col = last.call[0], last.call[1]
+    call_text = lines[line - 1][col:] if line - 1 < len(lines) else ""
+    prefix = call_text.split("(", 1)[0].strip() or "triton.Config"
+    end_line, end_col = last.call[2], last.call[3]
+    for cfg in proposals(kr, f, cs.spec.constants, cs.spec.options):
+        name = f.data["name"]
+        variant = SpecVariant(kr.name, cs.spec.key(),
+                              options=tuple((k, cfg[k]) for k in ("num_warps", "num_stages")
+                                            if cs.spec.options.get(k) != cfg[k]),
+                              constants=tuple((k, v) for k, v in cfg["kwargs"].items() if cs.spec.constants.get(k) != v))
+        edit = Edit.insert(end_line - 1, end_col, ",\n" + " " * col + config_text(prefix, cfg))
+        cand = LaunchCandidate(f"Add a config {label(cfg)} to the autotune list (a {name} that fits the launch; "
+                               "compiled here, to be timed on a GPU before it is kept)", None, name, cfg["kwargs"][name],
+                               variant, index, where="config", edit=edit)
+        cand.group = f"config:{label(cfg)}"
+        yield cand

@@ -1,0 +1,97 @@
+"""A kernel's tuning as every presenter shows it: LAUNCH005, one finding on the autotune decorator that says what the
+autotuner measured for the captured keys (configs tried per key, the chosen one, the spread, the dead configs and
+the autotuning time they cost, and the cost model's estimate of the chosen config's launch beside the measured
+time), with the whole summary in `data["tuning"]` (and `tuning` in `check --format json`). Its fix prunes the dead
+configs (fixes/tuning)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..checks.tuning import KeyTuning, TuningSummary, same_config
+from ..model import Finding, KernelReport
+from ..settings import Settings
+
+CODE = "LAUNCH005"
+
+
+def _estimates(kr: KernelReport, summary: TuningSummary) -> list[str]:
+    """For each key, the cost model's estimate of the chosen config's captured launch against the autotuner's time."""
+    out = []
+    for kt in summary.keys:
+        chosen = kt.chosen_config
+        if chosen is None or chosen.time_us is None:
+            continue
+        cs = next((cs for cs in kr.compiled if cs.spec.autotune == "chosen"
+                   and same_config(chosen, cs.spec.constants, cs.spec.options)), None)
+        costs = (cs.metrics.get("launch_costs") or []) if cs is not None else []
+        est = next((c.get("est_us") for c in costs if chosen.grid is None or c.get("grid") == list(chosen.grid)), None)
+        if isinstance(est, (int, float)):
+            out.append(f"key ({kt.key_text()}): the cost model estimates the chosen config's launch at {est:.1f} µs, "
+                       f"the autotuner measured {chosen.time_us:.1f} µs ({est / chosen.time_us:.2f}×)")
+    return out
+
+
+def tuning_finding(kr: KernelReport, summary: TuningSummary | None, settings: Settings) -> Finding | None:
+    """LAUNCH005 for a kernel with tuning lines in its captures; None without any (or when switched off)."""
+    if summary is None:
+        return None
+    k = kr.kernel
+    keys = summary.key_lines()
+    estimates = _estimates(kr, summary)
+    head = (f"the autotuner measured {sum(len(kt.timed) for kt in summary.keys)} config timings over "
+            f"{len(summary.keys)} captured key{'s' if len(summary.keys) != 1 else ''}")
+    message = "; ".join([head] + keys + [summary.dead_line()] + estimates)
+    data: dict[str, Any] = {"tuning": summary.to_json(), "estimates": estimates,
+                            "dead": [d.config.label() for d in summary.dead], "merge_key": CODE}
+    line = k.decorator_line
+    # no severity of its own: the verdict gives it the registered default, or the user's setting
+    return Finding(k.path, line, 1, line, 1, CODE, "", message, kernel=k.name, data=data)
+
+
+def summary_of(tunings: list[dict[str, Any]]) -> TuningSummary | None:
+    from ..checks.tuning import summarize
+
+    return summarize([kt for kt in map(KeyTuning.from_record, tunings) if kt is not None])
+
+
+def tuning_table(summary: TuningSummary) -> list[list[str]]:
+    """Rows (header first) of configs × captured keys: each config's measured time per key, the chosen marked `*`,
+    failures `failed`, and whether it is dead."""
+    keys = summary.keys
+    configs: dict[tuple, Any] = {}
+    for kt in keys:
+        for c in kt.configs:
+            configs.setdefault(c.ident, c)
+    dead = {d.config.ident for d in summary.dead}
+    rows = [["config"] + [f"key {kt.key_text()}" for kt in keys] + ["dead"]]
+    for ident, c in configs.items():
+        row = [c.label()]
+        for kt in keys:
+            hit = next((x for x in kt.configs if x.ident == ident), None)
+            mark = "*" if hit is not None and hit is kt.chosen_config else ""
+            row.append("—" if hit is None else "failed" if hit.time_us is None else f"{hit.time_us:.1f} µs{mark}")
+        row.append("dead" if ident in dead else "")
+        rows.append(row)
+    return rows
+
+
+def tuning_markdown(summary: TuningSummary | None) -> str:
+    """The hover's section: the table of measured times and the summary lines."""
+    if summary is None:
+        return ""
+    rows = tuning_table(summary)
+    esc = [[cell.replace("|", "\\|") for cell in row] for row in rows]
+    table = "\n".join(["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(esc[0])] +
+                      ["| " + " | ".join(r) + " |" for r in esc[1:]])
+    lines = [f"- {line}" for line in summary.key_lines() + [summary.dead_line()]]
+    return "**What the autotuner measured** (`*` chosen)\n\n" + table + "\n\n" + "\n".join(lines)
+
+
+def tuning_brief(summary: TuningSummary | None) -> str:
+    """The code lens's words: `autotuned: 8 configs × 2 keys, 6 dead (1.5 s of tuning)`."""
+    if summary is None:
+        return ""
+    cost = summary.dead_cost_s
+    dead = f", {len(summary.dead)} dead" + (f" ({cost:.1f} s of tuning)" if cost is not None else "") \
+        if summary.dead else ", none dead"
+    return f"autotuned: {summary.offered} configs × {len(summary.keys)} key{'s' if len(summary.keys) != 1 else ''}{dead}"

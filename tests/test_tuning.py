@@ -1,0 +1,62 @@
+"""What the autotuner measured, recorded on an H200 (tests/data/autotune/h200-captures.jsonl: the tutorial matmul at a
+decode and a prefill shape, captured by bench/autotune/gpu_autotune.sh); checked here on real CPU compiles. The GPU
+exists only in that recording."""
+import json
+import os
+import shutil
+
+from tritonlens.checks.tuning import KeyTuning, MeasuredAdvice, measured_advice, summarize
+from tritonlens.frontend.captures import load_captures, load_tunings
+from tritonlens.pipeline import Checker
+from tritonlens.settings import Settings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+FIXTURE = os.path.join(HERE, "data", "autotune", "h200-captures.jsonl")
+
+
+def _workspace(tmp_path):
+    (tmp_path / ".tritonlens").mkdir()
+    (tmp_path / "bench" / "autotune").mkdir(parents=True)
+    shutil.copy(os.path.join(REPO, "bench", "autotune", "tutorial_matmul.py"), tmp_path / "bench" / "autotune")
+    shutil.copy(FIXTURE, tmp_path / ".tritonlens" / "captures.jsonl")
+    return tmp_path
+
+
+def test_tuning_lines_load_and_summarize(tmp_path):
+    ws = _workspace(tmp_path)
+    tunings = load_tunings(str(ws))
+    assert len(tunings) == 2
+    caps, problems = load_captures(str(ws))
+    assert not problems and all(c.get("record") != "tuning" for c in caps)
+    summary = summarize([KeyTuning.from_record(t) for t in tunings])
+    assert len(summary.keys) == 2 and len(summary.dead) == 6
+    decode = next(kt for kt in summary.keys if kt.key[0] == 16)
+    assert decode.chosen_config.value("BLOCK_SIZE_M") == 32 and decode.chosen_config.programs == 128
+    advice = measured_advice(decode, "more_programs")
+    assert advice.outcome == "slower" and advice.best_us > advice.chosen_us
+
+
+def test_bad_tuning_lines_are_reported(tmp_path):
+    ws = _workspace(tmp_path)
+    line = json.loads(next(l for l in open(FIXTURE) if '"tuning"' in l))
+    bad = [dict(line, chosen=99), dict(line, configs=[{"kwargs": {}, "time_us": -1}]), dict(line, kernel="a\x1b")]
+    with open(ws / ".tritonlens" / "captures.jsonl", "a") as f:
+        f.writelines(json.dumps(b) + "\n" for b in bad)
+    _, problems = load_captures(str(ws))
+    assert len(problems) == 3
+    assert len(load_tunings(str(ws))) == 2
+
+
+def test_check_shows_tuning_and_small_m_tile(tmp_path):
+    ws = _workspace(tmp_path)
+    path = str(ws / "bench" / "autotune" / "tutorial_matmul.py")
+    with Checker(Settings(target="cuda:90", gpu="h200")) as checker:
+        report = checker.check_file(path)
+    kr = report.kernels[0]
+    codes = {f.code: f for f in kr.findings}
+    assert "6 of 8 configs never came within 10%" in codes["LAUNCH005"].message
+    assert codes["LAUNCH005"].to_json()["tuning"]["dead_cost_s"] > 1
+    tile = codes["LAUNCH004"]
+    assert tile.line == 57 and tile.data["extent"] == 16 and tile.data["fit"] == 16
+    assert MeasuredAdvice.from_data(tile.data).outcome == "none measured"
