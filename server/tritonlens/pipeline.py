@@ -13,12 +13,11 @@ import queue
 import threading
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from .frontend import captures as captures_mod
 from .frontend.specs import attach_tunings
 from .report.tuning import summary_of, tuning_finding
-from .checks.verdict import decide
 from .report import cost
 from .checks import analysis_digest, analysis_inputs, place_ir_paths
 from .compiler.cache import ArtifactCache

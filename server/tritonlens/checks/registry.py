@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from ..model import Finding
 
@@ -20,7 +20,7 @@ class Rule:
     code: str
     name: str
     severity: str  # default severity
-    fn: Callable[["CheckContext"], Iterable[Finding]] | None
+    fn: Callable[[Any], Iterable[Finding]] | None  # called with the checks package's CheckContext
     summary: str = ""
     cost_cause: str | None = None  # what the cost model removes to price the finding (checks/costmodel.Cost.without)
     fixes: tuple[str, ...] = ()  # fix strategies, by name (fixes/hints.STRATEGIES; "config": a config edit helps)

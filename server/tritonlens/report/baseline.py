@@ -13,7 +13,6 @@ and description, and it is still the spec to compare with — the knobs that cha
 from __future__ import annotations
 
 import difflib
-import json
 import hashlib
 import os
 import re
