@@ -105,7 +105,8 @@ def probe_import(cwd: str, python: str = sys.executable, timeout: float = 120.0)
     from .compiler import sandbox
 
     with tempfile.TemporaryDirectory(prefix="tritonlens-probe-") as folder:
-        argv, env = sandbox.command(python, "tritonlens.doctor:probe", [], os.path.join(folder, "w"), cwd=cwd)
+        argv, env = sandbox.command(python, "tritonlens.doctor:probe", [], os.path.join(folder, "w"), cwd=cwd,
+                                    reads=[cwd])
         try:
             run = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=timeout, env=env,
                                  stdin=subprocess.DEVNULL)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import sandbox, wire
-from .worker import read_trail
+from .worker import _package_of, read_trail
 from ..frontend.untrusted import printable
 from ..model import Artifacts, CompileError
 from ..device.environment import named_env
@@ -156,23 +156,30 @@ class _Worker:
         self.conn: _Channel | None = None
         self.root: str | None = None  # the sandbox: root/w is the worker's writable folder, root/tools its stand-ins
         self.sandbox: dict[str, Any] | None = None
+        # the folders its imports may read (compiler.sandbox.read_rules): fixed when it starts, so a job from a
+        # workspace it was not started for restarts it with that one added (`covers`)
+        self.reads: tuple[str, ...] = ()
+
+    def covers(self, reads: tuple[str, ...]) -> bool:
+        return all(any(sandbox.within(r, have) for have in self.reads) for r in reads)
 
     @property
     def trail(self) -> str | None:
         return os.path.join(self.root, "w", "trail") if self.root else None
 
-    def start(self) -> None:
+    def start(self, reads: tuple[str, ...] = ()) -> None:
         import tempfile
 
         from ..device.targets import local_gpu_target
 
+        self.reads = tuple(dict.fromkeys([*self.reads, *reads]))
         self.root = tempfile.mkdtemp(prefix="tritonlens-worker-")
         folder = os.path.join(self.root, "w")
         # started isolated, in its own folder; it confines itself before anything of the workspace can load, then
         # takes this process's working directory as `python -m` here would have (compiler.sandbox.boot)
         argv, env = sandbox.command(self.python, "tritonlens.compiler.worker:main", [], folder, cwd=os.getcwd(),
                                     gpu=local_gpu_target() is not None, tools=os.path.join(self.root, "tools"),
-                                    extra_env=self.env)
+                                    extra_env=self.env, reads=list(self.reads))
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         try:
@@ -351,8 +358,11 @@ class CompileService:
                     self._running[job.id] = (job, w)
                     self._started[job.id] = time.perf_counter()
                 try:
+                    need = job_reads(job)
+                    if w.alive and not w.covers(need):
+                        w.kill()  # its reads were fixed at its start: it starts again with this workspace too
                     if not w.alive:
-                        w.start()
+                        w.start(need)
                     if job.id in self._cancelled:
                         fut.set_result(_failed(job, "Cancelled", CANCELLED))
                     else:
@@ -419,6 +429,19 @@ class CompileService:
                 return _failed(job, "WorkerCrash",
                                f"the compiler process crashed ({why}) while compiling {job.qualname}; "
                                "the worker was restarted")
+
+
+def job_reads(job: CompileJob) -> tuple[str, ...]:
+    """The folders a job's imports read from (the worker puts them on sys.path): its workspace, and the file's
+    package root and folder where they lie outside it."""
+    real = os.path.realpath
+    roots = [real(job.workspace_root)] if job.workspace_root else []
+    if job.path and not job.path.startswith("<"):
+        path = os.path.abspath(job.path)
+        for extra in (_package_of(path)[1], os.path.dirname(path)):
+            if not any(sandbox.within(real(extra), r) for r in roots):
+                roots.append(real(extra))
+    return tuple(roots)
 
 
 def _relay(stream) -> None:

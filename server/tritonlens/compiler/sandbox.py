@@ -4,7 +4,9 @@ Importing a kernel's module runs its code (and that of every module it imports),
 pull request from a fork in CI). A worker confines itself before it imports anything — triton included — and what
 it starts (ptxas, the vendor-tool stand-ins) inherits the confinement:
 
-- files (Landlock): everything may be read but other processes' /proc entries; only the worker's own folder
+- files (Landlock): only what an import needs may be read (`read_rules`): the interpreter, its import roots,
+  the system's libraries and a few files of /etc, /proc but other processes' entries, and the workspace without
+  `.git` and its other dotfiles (a folder's names may be listed, their contents not read); only the worker's own folder
   (`TMPDIR`, `HOME`, Triton's cache in it) and its own /proc entries may be written, and a handful of devices
   (`/dev/null`, a GPU's nodes where one is present); only the programs tritonlens runs may be executed (Triton's
   `ptxas`/`nvdisasm`/`cuobjdump`, the vendor-tool stand-ins and the Python that runs them; on a machine with a GPU
@@ -200,7 +202,80 @@ def private_shm() -> str | None:
     return None
 
 
-def _landlock(folder: str, executable: list[str], abi: int, writable: tuple[str, ...] = ()) -> list[str]:
+# What an import may read besides the interpreter, its import roots and the workspace (found by tracing real compiles,
+# kept short): the system's libraries and data under /usr (/lib* link there), and of /etc only the dynamic loader's
+# files, the time zone, the name-service files `pwd`/`getpass` read and OpenSSL's configuration and public roots.
+SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32",
+                "/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+                "/etc/localtime", "/etc/timezone", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
+                "/etc/os-release", "/etc/ssl/openssl.cnf", "/etc/ssl/certs")
+# with a GPU: the driver reads the PCI topology and its own configuration
+GPU_READS = ("/sys", "/etc/nvidia", "/opt/rocm", "/etc/OpenCL")
+_MAX_LISTED = 20_000  # entries of one folder given a rule each (a workspace's top level): more are left closed
+
+
+def within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def read_rules(workspaces: list[str], import_roots: list[str], gpu: bool = False) -> tuple[list[str], list[str]]:
+    """(trees, listings): the folders and files a confined process may read whole, and the folders it may only list.
+
+    Trusted trees — the interpreter (`sys.prefix`, `sys.base_prefix`, the executable's real folder), the import
+    roots inside them (site-packages), SYSTEM_READS — are read whole. Every other root — a workspace, an import root
+    of the user's (PYTHONPATH, an editable install, tritonlens's own checkout) — is read without its dotfiles:
+    Landlock grants trees and cannot take one out, so such a root gets a listing rule and one rule per top-level
+    entry that is not a dotfile (`.git`, `.env`, `.ssh` stay closed), and a folder on the way to another such root
+    is walked the same way. An entry that is a symbolic link gets no rule (reads through it reach only what other
+    rules allow: a committed `notes -> ~/.ssh` stays closed)."""
+    real = os.path.realpath
+    prefixes = [real(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix} if p]
+    prefixes.append(os.path.dirname(real(sys.executable)))
+    trusted = [*prefixes, *SYSTEM_READS, *(GPU_READS if gpu else ())]
+    untrusted = []
+    for root in import_roots:
+        if not root:
+            continue
+        r = real(root)
+        (trusted if any(within(r, p) for p in prefixes) else untrusted).append(r)
+    hidden_free = list(dict.fromkeys([*(real(w) for w in workspaces if w), *untrusted]))
+    trees: list[str] = []
+    listings: list[str] = []
+    seen: set[str] = set()
+
+    def visit(folder: str) -> None:
+        if folder in seen or not os.path.isdir(folder):
+            return
+        seen.add(folder)
+        listings.append(folder)
+        names = _listdir(folder)
+        for name in names[:_MAX_LISTED]:
+            if name.startswith("."):
+                continue
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                continue
+            if any(within(h, path) for h in hidden_free):
+                visit(path)  # on the way to (or itself) another root whose dotfiles stay closed
+            else:
+                trees.append(path)
+
+    for tree in dict.fromkeys(trusted):
+        tree = real(tree)
+        if not os.path.exists(tree):
+            continue
+        if any(within(h, tree) for h in hidden_free):
+            visit(tree)  # a workspace inside a trusted tree: still without its dotfiles
+        else:
+            trees.append(tree)
+    for root in hidden_free:
+        if not any(within(root, t) for t in trees):
+            visit(root)
+    return list(dict.fromkeys(trees)), listings
+
+
+def _landlock(folder: str, executable: list[str], abi: int, writable: tuple[str, ...] = (),
+              reads: tuple[list[str], list[str]] | None = None) -> list[str]:
     """Confine this process (and what it starts) with Landlock; what it now stops."""
     from landlock.plumbing import PR_SET_NO_NEW_PRIVS, SYSCALL_CREATE_RULESET, FSAccess, PathBeneathAttr, \
         get_add_rule, get_prctl, get_restrict_self
@@ -208,7 +283,8 @@ def _landlock(folder: str, executable: list[str], abi: int, writable: tuple[str,
     everything = FSAccess.all()
     attr = _Attr(int(everything), 0, 0)
     size = ctypes.sizeof(ctypes.c_uint64)
-    stops = ["writes outside its folder and /dev/shm", "programs but tritonlens's"]
+    stops = ["writes outside its folder and /dev/shm", "programs but tritonlens's",
+             "reads but the interpreter's, the import roots', the system's and the workspace's without dotfiles"]
     if abi >= 4:
         attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
         size = 2 * ctypes.sizeof(ctypes.c_uint64)
@@ -240,10 +316,11 @@ def _landlock(folder: str, executable: list[str], abi: int, writable: tuple[str,
             os.close(fd)
 
     try:
-        allow("/", int(FSAccess.READ_DIR))
-        for name in _listdir("/"):
-            if name != "proc":
-                allow(os.path.join("/", name), int(read))
+        trees, listings = reads if reads is not None else read_rules([], [])
+        for path in listings:
+            allow(path, int(FSAccess.READ_DIR))
+        for path in trees:
+            allow(path, int(read))
         # /proc, but no other process's entries: the checking process's environment (/proc/PID/environ) is as
         # readable to its own user as the file system is, and ptrace rules do not cover it
         for name in _listdir("/proc"):
@@ -295,11 +372,13 @@ def _seccomp(unix_sockets: bool = False) -> None:
     f.load()
 
 
-def confine(folder: str, executable: list[str], gpu: bool = False) -> dict[str, Any]:
+def confine(folder: str, executable: list[str], gpu: bool = False, workspaces: list[str] | None = None,
+            import_roots: list[str] | None = None) -> dict[str, Any]:
     """Confine this process, before any user code (and before any thread: Landlock binds the calling thread and
     what it starts). Returns {"on": bool, "landlock": ABI or 0, "seccomp": bool, "stops": [...], "missing": [...]}:
     what is in force and, in words, what the platform lacked. `gpu`: a GPU is here, whose driver the imports may
-    initialise (its nodes, its tools, UNIX sockets)."""
+    initialise (its nodes, its tools, UNIX sockets). `workspaces`: the folders whose files (but dotfiles) the
+    imports may read; `import_roots`: the import path (default: this interpreter's `sys.path`)."""
     state: dict[str, Any] = {"on": False, "landlock": 0, "seccomp": False, "stops": [], "missing": []}
     if os.environ.get(DISABLE_VAR):
         state["missing"].append(f"turned off ({DISABLE_VAR} is set)")
@@ -321,7 +400,9 @@ def confine(folder: str, executable: list[str], gpu: bool = False) -> dict[str, 
     abi = _landlock_abi()
     if abi:
         try:
-            stops = _landlock(folder, executable, abi)
+            reads = read_rules(list(workspaces or []), list(sys.path if import_roots is None else import_roots),
+                               gpu)
+            stops = _landlock(folder, executable, abi, reads=reads)
             if state.get("shm") == "private":
                 stops[0] = "writes outside its folder and its own /dev/shm"
             state["stops"] += stops
@@ -385,19 +466,22 @@ _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
 
 
 def command(python: str, entry: str, args: list[str], folder: str, cwd: str | None = None, gpu: bool = False,
-            tools: str | None = None, extra_env: dict[str, str | None] | None = None) -> tuple[list[str], dict]:
+            tools: str | None = None, extra_env: dict[str, str | None] | None = None,
+            reads: list[str] | None = None) -> tuple[list[str], dict]:
     """(argv, environment) of a confined process: `python` runs `entry` ("package.module:function", called with
     `args`) after `boot` has confined it to `folder` (its HOME and TMPDIR; created here). `cwd`: the working
     directory and first import folder it gets once confined (what `python -m` in that folder would have had).
     `gpu`: the local GPU's nodes, tools and driver stay usable; `tools`: where the vendor-tool stand-ins are
-    written (before confinement, then read-only). Start it with `cwd=folder`, a folder of its own."""
+    written (before confinement, then read-only); `reads`: the workspaces it may read (without their dotfiles),
+    besides the interpreter, the import path and the system's files. Start it with `cwd=folder`, a folder of its
+    own."""
     env = clean_env(folder, PACKAGE_ROOT, extra_env)
     if gpu and not env.get("TRITON_LIBCUDA_PATH"):
         found = libcuda_dir()
         if found:  # Triton's driver would run `ldconfig -p` to find it: a program the confined process may not run
             env["TRITON_LIBCUDA_PATH"] = found
     box = {"folder": folder, "tools": tools, "gpu": gpu, "support": support_modules(), "entry": entry,
-           "cwd": os.path.abspath(cwd) if cwd else None}
+           "cwd": os.path.abspath(cwd) if cwd else None, "reads": [os.path.abspath(r) for r in reads or () if r]}
     import json
 
     return [python, "-I", "-c", _BOOT, PACKAGE_ROOT, json.dumps(box), *args], env
@@ -447,7 +531,8 @@ def boot(box_json: str, argv: list[str]) -> None:
     gpu = bool(box.get("gpu"))
     # PYTHONPATH as this process got it (a launcher may have put another Triton there), which -I left out
     user_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != PACKAGE_ROOT]
-    STATE = confine(box["folder"], programs(box.get("tools"), gpu, [*user_path, *sys.path]), gpu)
+    search = [*user_path, *sys.path]
+    STATE = confine(box["folder"], programs(box.get("tools"), gpu, search), gpu, box.get("reads") or [], search)
     module, _, function = box["entry"].partition(":")
     entry = getattr(importlib.import_module(module), function or "main")  # tritonlens's own, before the paths
     # as `python -m` started in `cwd` with PYTHONPATH would have: cwd first, then PYTHONPATH

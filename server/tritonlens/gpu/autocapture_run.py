@@ -20,7 +20,8 @@ def _confine(job: dict[str, Any]) -> dict[str, Any]:
 
     sandbox.load_support(job.get("support") or {})
     prepare_tools(job["tools"])
-    return sandbox.confine(job["folder"], sandbox.programs(job["tools"], False), False)
+    return sandbox.confine(job["folder"], sandbox.programs(job["tools"], False), False,
+                           [job["root"], os.path.dirname(job["path"])])
 
 
 def _set_launcher(label: str) -> None:

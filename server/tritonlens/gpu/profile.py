@@ -326,7 +326,8 @@ def replay_command(path: str, qualname: str, capture: dict[str, Any], workspace_
     with open(spec_file, "w", encoding="utf-8") as f:
         json.dump(job, f)
     return sandbox.command(python or sys.executable, "tritonlens.gpu.profile:replay_main", [spec_file],
-                           os.path.join(job_dir, "box"), cwd=os.getcwd(), gpu=True)
+                           os.path.join(job_dir, "box"), cwd=os.getcwd(), gpu=True,
+                           reads=[workspace_root, os.path.dirname(os.path.abspath(path))])
 
 
 def replay_main(argv: list[str]) -> None:
