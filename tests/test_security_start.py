@@ -153,8 +153,6 @@ def test_a_replayed_kernel_runs_sandboxed_with_its_gpu(confined, tmp_path, monke
     """`tritonlens bench` (the editor's "Time this kernel") imports the kernel's module to replay its captured
     launches: module code there is confined like a worker's (no writes, no programs, no secrets), and the GPU it
     times still works."""
-    import shutil
-
     from tritonlens.device.targets import has_local_gpu
     from tritonlens.gpu import bench
 
@@ -186,3 +184,73 @@ def test_a_replayed_kernel_runs_sandboxed_with_its_gpu(confined, tmp_path, monke
     results = json.loads(capsys.readouterr().out)
     assert results and all(r["measured"] and r["error"] is None for r in results), results
     assert sorted(os.listdir(marks)) == [], "the replay ran unconfined: " + ", ".join(os.listdir(marks))
+
+
+ESCAPER = '''\
+import ctypes
+import os
+import time
+
+import triton.language as tl
+
+MARK = {mark!r}
+r, w = os.pipe()
+for call in ("setsid", "setpgid"):
+    if os.fork() == 0:  # a child that tries to leave the worker's group, then waits for ever
+        try:
+            os.setsid() if call == "setsid" else os.setpgid(0, 0)
+            outcome = "left the group"
+        except OSError as exc:
+            outcome = type(exc).__name__
+        try:
+            os.write(w, f"{{call}}: {{outcome}};".encode())
+            ctypes.CDLL(None).prctl(15, MARK.encode(), 0, 0, 0)  # PR_SET_NAME: found by it in /proc
+            time.sleep(600)
+        finally:
+            os._exit(0)
+time.sleep(0.5)
+SCALE = tl.constexpr(2)
+raise RuntimeError(os.read(r, 4096).decode())
+'''
+
+
+def _alive(mark: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if comm == mark and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+def test_a_child_cannot_leave_the_workers_group(confined, tmp_path):
+    """A child of module code that starts a session (or a group) of its own would outlive the group kill, and with
+    it the worker's time-out and memory bound: both calls are refused, and once the check is done the children are
+    gone with their worker."""
+    import time
+
+    mark = f"tl{os.getpid() % 100000}esc"
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    (tmp_path / "escaper.py").write_text(ESCAPER.format(mark=mark))
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL.format(imports="from escaper import SCALE"))
+    try:
+        code, findings, err = check(tmp_path, path, env={"TRITONLENS_CACHE_DIR": str(tmp_path / "cache")})
+        messages = " ".join(f["message"] for f in findings)
+        assert "setsid: PermissionError;" in messages and "setpgid: PermissionError;" in messages, (findings, err)
+        assert code == 1 and any(f["code"] == "SRC006" for f in findings)  # the check went on to its report
+        deadline = time.monotonic() + 10
+        while _alive(mark) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _alive(mark) == [], "a child of the worker outlived it"
+    finally:
+        import signal
+
+        for pid in _alive(mark):
+            os.kill(pid, signal.SIGKILL)

@@ -349,7 +349,7 @@ def _landlock(folder: str, executable: list[str], abi: int, writable: tuple[str,
 
 def _seccomp(unix_sockets: bool = False) -> None:
     """No socket of any family (socketpair stays: it reaches nobody), no io_uring, no mount or namespace; the call
-    fails with EACCES.
+    fails with EACCES. No new session or process group (setsid, setpgid: EPERM).
     With `unix_sockets` (a machine with a GPU: the CUDA driver fails to initialise without them) UNIX sockets
     stay."""
     import socket
@@ -369,6 +369,11 @@ def _seccomp(unix_sockets: bool = False) -> None:
             f.add_rule(deny, call)
         except (RuntimeError, ValueError, OSError):
             continue  # a system call this architecture has not
+    # a child that leaves the worker's process group (a new session or group) would outlive the group kill that ends
+    # a timed-out or oversized worker, and so its time-out and memory bound: refused as the kernel refuses a group
+    # leader (EPERM), which callers already handle. multiprocessing (fork, spawn, forkserver) never asks for either.
+    for call in ("setsid", "setpgid"):
+        f.add_rule(pyseccomp.ERRNO(errno.EPERM), call)
     f.load()
 
 
@@ -395,6 +400,7 @@ def confine(folder: str, executable: list[str], gpu: bool = False, workspaces: l
         _seccomp(unix_sockets=gpu)
         state["seccomp"] = True
         state["stops"].append("sockets but UNIX ones (a GPU's driver needs them)" if gpu else "sockets")
+        state["stops"].append("leaving the worker's process group")
     except Exception as exc:  # noqa: BLE001
         state["missing"].append(f"no seccomp filter ({type(exc).__name__}: {exc}): sockets are not stopped")
     abi = _landlock_abi()
