@@ -28,7 +28,7 @@ from .checks.verdict import decide
 from .report.kernel import (error_finding, finish_report, load_error_finding, note_assumed,
                             skipped_autotune_configs)
 from .settings import Settings
-from .source import read_source
+from .source import SourceTooDeep, parse_module, read_source, source_too_large
 from .device.run import RunDevice, run_devices
 from .gpu.autocapture import AutoCapture, AutoCapturer
 from .sidecar import FOLDER, find_workspace_root  # noqa: F401 — read from here by the presenters
@@ -97,10 +97,19 @@ def _workspace_deps_digest(kernel: KernelInfo, path: str, root: str) -> str:
             for candidate in (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")):
                 try:
                     with open(candidate, "rb") as f:
-                        h.update(candidate.encode() + b"\0" + f.read())
+                        h.update(candidate.encode() + b"\0")
+                        for chunk in iter(lambda: f.read(1 << 20), b""):  # a huge helper costs time, not memory
+                            h.update(chunk)
                 except OSError:
                     continue
     return h.hexdigest()
+
+
+def file_bound_finding(path: str, kind: str, why: str) -> Finding:
+    """The one finding of a file past a bound of tritonlens's (source.py): SRC007, an info on its first line — it
+    says nothing about the file's kernels and never sets the exit code; the rest of the run reports as usual."""
+    return Finding(path, 1, 1, 1, 2, "SRC007", "info", f"{os.path.basename(path)} not checked here: {why} "
+                   "(tritonlens's own limit, not an error in the file)", data={"kind": kind})
 
 
 class WorkspaceFiles:
@@ -247,8 +256,11 @@ class Checker:
                     on_kernel: Callable[[KernelReport, int, int], None] | None = None) -> Iterator[FileReport]:
         """Check many files with every compile submitted up front, so all workers stay busy. `on_kernel(report,
         done, total)` is called as each kernel finishes (progress)."""
+        from .frontend.specs import MAX_SITE_SPECS_PER_RUN
+
         self._auto_capture_ahead(paths)
-        plans = [self.plan_file(p) for p in paths]
+        budget = [MAX_SITE_SPECS_PER_RUN]  # launch-site compiles, for the whole run
+        plans = [self.plan_file(p, budget=budget) for p in paths]
         total = sum(len(p.kernels) for p in plans)
         done = 0
 
@@ -289,13 +301,21 @@ class Checker:
 
     def plan_file(self, path: str, text: str | None = None, *, workspace_root: str | None = None,
                   group: str | None = None, kernels: set[str] | None = None,
-                  variant: SpecVariant | None = None, auto: str | None = None) -> "_Plan":
+                  variant: SpecVariant | None = None, auto: str | None = None,
+                  budget: list[int] | None = None) -> "_Plan":
         """Discover, build specs and submit every compile of a file; `finish` collects them. `auto`: the automatic
         capture of the file's launch code for kernels with no capture or hint — "run" (now, bounded: check), "cached"
         (only a run made before: the editor, which runs it in the background), "off"; default "run" unless the
-        settings turn it off."""
+        settings turn it off. `budget`: launch-site compiles left to the run (default: a run of this one file)."""
+        from .frontend.specs import MAX_SITE_SPECS_PER_RUN
+
+        budget = [MAX_SITE_SPECS_PER_RUN] if budget is None else budget
         path = os.path.abspath(path)
         plan = _Plan(FileReport(path))
+        # bounded per file (source.py): past them the file gets one SRC007 and the run goes on
+        if too_large := source_too_large(path, text):
+            plan.report.findings.append(file_bound_finding(path, "FileTooLarge", too_large))
+            return plan
         if text is None:
             text, problem = read_source(path)
             if problem:
@@ -304,7 +324,18 @@ class Checker:
         plan.text = text
         root = plan.root = workspace_root or find_workspace_root(path)
         targets = self.targets()
-        found = self.discover(path, text, root)
+        try:
+            parse_module(text)
+            found = self.discover(path, text, root)
+        except SourceTooDeep as exc:
+            plan.report.findings.append(file_bound_finding(path, "FileTooDeep", str(exc.msg)))
+            return plan
+        except RecursionError:
+            plan.report.findings.append(file_bound_finding(path, "FileTooDeep", "its syntax tree nests too deep for "
+                                                           "tritonlens to walk: not checked"))
+            return plan
+        except (SyntaxError, ValueError):
+            found = self.discover(path, text, root)  # which reports it
         plan.report.findings.extend(found.errors)
         todo = [k for k in found.kernels
                 if (kernels is None or k.name in kernels) and not is_device_helper(k, found.kernels, text)]
@@ -335,6 +366,7 @@ class Checker:
                     specs = [variant.apply(s) for s in specs if s.key() == variant.spec_key]
                 else:
                     specs = self._bounded_captures(item, specs, target == targets[0])
+                    specs = self._bounded_sites(item, specs, budget, target == targets[0])
                 for f in spec_findings:
                     if not any(f.sort_key() == g.sort_key() for g in item.findings):
                         item.findings.append(f)
@@ -453,6 +485,36 @@ class Checker:
                              "trials_compiled": sum(1 for s in chosen if s.autotune == "trial"),
                              "limit": limit, "left_out": left_out(captured, chosen)}
         return chosen + [s for s in specs if not s.label.startswith("capture")]
+
+    def _bounded_sites(self, item: "_PlannedKernel", specs: list[Spec], budget: list[int], main: bool) -> list[Spec]:
+        """Specs from launch sites, at most MAX_SITE_SPECS_PER_KERNEL per kernel and target and what is left of the
+        run's MAX_SITE_SPECS_PER_RUN (`budget`): a file of 1,000 launch sites makes a representative dozen compiles,
+        not 1,000. What is left out is one SRC007 on the def line that says how many and which values."""
+        from .frontend.specs import MAX_SITE_SPECS_PER_KERNEL, left_out, representative
+
+        sites = [s for s in specs if s.label.startswith("launch at") and not s.missing]
+        room = max(0, min(MAX_SITE_SPECS_PER_KERNEL, budget[0]))
+        if len(sites) <= room:
+            budget[0] -= len(sites)
+            return specs
+        chosen = representative(sites, room) if room else []
+        budget[0] -= len(chosen)
+        if main:
+            k = item.kernel
+            why = (f"tritonlens's bound of {MAX_SITE_SPECS_PER_KERNEL} per kernel" if room == MAX_SITE_SPECS_PER_KERNEL
+                   else "the bound on launch-site compiles per run was reached")
+            missing = left_out(sites, chosen)
+            shown = ", ".join(missing[:8]) + (f", … {len(missing) - 8} more" if len(missing) > 8 else "")
+            item.findings.append(Finding(
+                path=k.path, line=k.def_line, column=k.col, end_line=k.def_line, end_column=k.col + 3, code="SRC007",
+                severity="info", kernel=k.name, data={"kind": "SpecLimit", "sites": len(sites), "compiled": len(chosen)},
+                message=f"{k.display_name}: {len(chosen)} of {len(sites)} launch-site specs compiled ({why}); "
+                        f"{len(sites) - len(chosen)} skipped" + (f", with values no compiled spec has: {shown}"
+                                                                  if shown else "")
+                        + " (tritonlens's own limit, not an error in the kernel; a hint or a capture names the "
+                          "ones that matter)"))
+        keep = {id(s) for s in chosen}
+        return [s for s in specs if id(s) in keep or not (s.label.startswith("launch at") and not s.missing)]
 
     def _specs(self, kernel: KernelInfo, target: str, launches, caps, auto_caps=None) -> tuple[list[Spec],
                                                                                                list[Finding]]:

@@ -90,17 +90,31 @@ _LARGE: list = []  # [key, tree] of the latest large text
 _LARGE_LOCK = threading.Lock()
 
 
+# Bounds of one source file (a repository may be hostile, or hold a generated table): a file over MAX_SOURCE_BYTES is
+# not read, and one whose syntax tree nests deeper than MAX_AST_DEPTH is not walked — the walks that read a tree
+# (the stages' visitors, `ast.unparse`, `literal_eval`) recurse about twice per level, and Python stops at 1,000
+# frames. Either gives that file one SRC007 and the run goes on (pipeline).
+MAX_SOURCE_BYTES = 2_000_000
+MAX_AST_DEPTH = 250
+
+
+class SourceTooDeep(SyntaxError):
+    """A text whose syntax tree nests deeper than MAX_AST_DEPTH (a 200,000-term expression): a SyntaxError, so
+    every reader that skips a file it cannot parse skips this one too."""
+
+
 def parse_module(text: str) -> ast.Module:
     """`ast.parse(text)`, once per distinct text: discover, the launch-site scan, the definitions slice and the rules
     all read the same file, and a large kernel file took three parses on its way to a compile. The tree is shared —
-    callers must not mutate it. Raises SyntaxError (and ValueError for NUL bytes) like ast.parse."""
+    callers must not mutate it. Raises SyntaxError (and ValueError for NUL bytes) like ast.parse, SourceTooDeep
+    past MAX_AST_DEPTH."""
     key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     if len(text) > _LARGE_TEXT:
         with _LARGE_LOCK:
             if _LARGE and _LARGE[0] == key:
                 return _LARGE[1]
             _LARGE.clear()  # the previous large tree goes before the next is built
-            tree = ast.parse(text)
+            tree = _parse(text)
             _LARGE[:] = [key, tree]
             return tree
     with _TREES_LOCK:
@@ -108,7 +122,7 @@ def parse_module(text: str) -> ast.Module:
         if tree is not None:
             _TREES.move_to_end(key)
             return tree
-    tree = ast.parse(text)
+    tree = _parse(text)
     with _TREES_LOCK:
         _TREES[key] = tree
         _TREE_CHARS[key] = len(text)
@@ -116,6 +130,51 @@ def parse_module(text: str) -> ast.Module:
             old, _ = _TREES.popitem(last=False)
             _TREE_CHARS.pop(old, None)
     return tree
+
+
+def _parse(text: str) -> ast.Module:
+    try:
+        tree = ast.parse(text)
+    except RecursionError:  # deeper than the parser goes
+        raise SourceTooDeep(too_deep_message(None)) from None
+    depth = tree_depth(tree, MAX_AST_DEPTH)
+    if depth > MAX_AST_DEPTH:
+        raise SourceTooDeep(too_deep_message(depth))
+    return tree
+
+
+def too_deep_message(depth: int | None) -> str:
+    how = f"more than {MAX_AST_DEPTH}" if depth is None or depth > MAX_AST_DEPTH else str(depth)
+    return (f"its syntax tree nests {how} levels deep, past tritonlens's bound of {MAX_AST_DEPTH} (one expression of "
+            "thousands of terms, generated code?)")
+
+
+def tree_depth(tree: ast.AST, stop: int | None = None) -> int:
+    """How deep `tree` nests (without recursion; stops counting past `stop`)."""
+    deepest = 0
+    todo = [(tree, 1)]
+    pop, push = todo.pop, todo.append
+    while todo:
+        node, depth = pop()
+        if depth > deepest:
+            deepest = depth
+            if stop is not None and deepest > stop:
+                return deepest
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                if not isinstance(value, (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)):
+                    push((value, depth + 1))
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        push((item, depth + 1))
+    return deepest
+
+
+def too_large_message(size: int) -> str:
+    return (f"the file is {size / 1e6:.1f} MB, past tritonlens's bound of {MAX_SOURCE_BYTES / 1e6:g} MB per source "
+            "file (a generated table, a bundled dependency?)")
 
 
 def is_main_guard(node: ast.stmt) -> bool:
@@ -127,17 +186,39 @@ def is_main_guard(node: ast.stmt) -> bool:
         isinstance(test, ast.Compare) and any(isinstance(c, ast.Name) and c.id == "__name__" for c in test.comparators))
 
 
-def read_source(path: str) -> tuple[str | None, str | None]:
-    """(text, None) or (None, a one-line message naming the file)."""
+def read_source(path: str, limit: int = MAX_SOURCE_BYTES) -> tuple[str | None, str | None]:
+    """(text, None) or (None, a one-line message naming the file). At most `limit` bytes are read: a larger file
+    costs its first `limit` bytes, not its size (pipeline reports it as one SRC007, `source_too_large`)."""
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            raw = f.read(limit + 1)
     except OSError as exc:
         return None, f"{path}: cannot read the file ({exc.strerror or exc})"
+    if len(raw) > limit:
+        return None, f"{path}: {too_large_message(source_size(path) or len(raw))}; not read"
     try:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         return None, f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); skipped"
+
+
+def source_size(path: str) -> int | None:
+    import os
+
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def source_too_large(path: str, text: str | None = None) -> str | None:
+    """Why `path` (or the editor's `text` of it) is past MAX_SOURCE_BYTES, or None."""
+    if text is None:
+        size = source_size(path)
+    else:  # a character is 1 to 4 bytes: most texts need no encoding to be measured
+        size = len(text) if len(text) > MAX_SOURCE_BYTES or 4 * len(text) <= MAX_SOURCE_BYTES \
+            else len(text.encode("utf-8", "surrogatepass"))
+    return too_large_message(size) if size is not None and size > MAX_SOURCE_BYTES else None
 
 
 def python_files(paths: list[str]) -> tuple[list[str], list[str]]:

@@ -93,10 +93,11 @@ def find_launches(kernel_name: str, files: dict[str, str]) -> list[LaunchSite]:
             continue
         try:
             tree = parse_module(text)
-        except (SyntaxError, ValueError):
-            continue
-        module_env = _constants(tree.body, {})
-        _Finder(path, text, short, module_env, sites, _float_params(tree)).visit(tree)
+            found: list[LaunchSite] = []
+            _Finder(path, text, short, _constants(tree.body, {}), found, _float_params(tree)).visit(tree)
+        except (SyntaxError, ValueError, RecursionError):
+            continue  # that file's sites only: one file past the bounds (source.py) turns off no other's
+        sites.extend(found)
     return sites
 
 

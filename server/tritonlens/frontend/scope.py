@@ -7,7 +7,7 @@ import ast
 import os
 import sys
 
-from ..source import SourceText, is_main_guard, parse_module
+from ..source import SourceText, is_main_guard, parse_module, read_source
 
 
 MAX_IMPORT_DEPTH = 2
@@ -148,8 +148,9 @@ class ModuleScope:
         if path not in self.cache:
             self.cache[path] = None  # guards import cycles
             try:
-                with open(path, encoding="utf-8") as fh:
-                    text = fh.read()
+                text, _ = read_source(path)  # bounded (source.MAX_SOURCE_BYTES): a larger helper is not read
+                if text is None:
+                    return None
                 self.cache[path] = ModuleScope(path, text, parse_module(text), self.workspace_root, self.depth + 1,
                                                self.cache)
             except (OSError, SyntaxError, ValueError, UnicodeDecodeError):

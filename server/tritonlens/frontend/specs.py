@@ -226,6 +226,9 @@ def _value_of(kernel: KernelInfo, p: Param, hv: HintValue, origin: str) -> _Valu
 
 
 MAX_SITE_SPECS = 16  # specs one launch site may add by the values its arguments can take
+# launch-site specs compiled per kernel and target, and per run (pipeline._bounded_sites): a file may hold 1,000 sites
+MAX_SITE_SPECS_PER_KERNEL = 12
+MAX_SITE_SPECS_PER_RUN = 240
 
 
 def _site_drafts(kernel: KernelInfo, site: LaunchSite, names: list[str]) -> list[_Draft]:

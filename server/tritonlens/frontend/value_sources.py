@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..source import parse_module
+from ..source import parse_module, read_source
 from .launches import evaluate, is_unknown
 
 Span = tuple[int, int, int, int]  # 0-based line, character; end line, end character (a TextEdit's range)
@@ -242,8 +242,9 @@ def _helper_line(path: str, tree: ast.Module, helper: str, index: int | None,
         where = os.path.join(base, *parts) + ".py" if imp.module else ""
         if not os.path.isfile(where):
             return None
-        with open(where, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
+        text, _ = read_source(where)  # bounded (source.MAX_SOURCE_BYTES)
+        if text is None:
+            return None
         try:
             other = parse_module(text)
         except (SyntaxError, ValueError):
