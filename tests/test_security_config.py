@@ -145,3 +145,71 @@ def test_the_guard_refuses_the_known_walks_around_it(tmp_path):
             assert not k.autotune_configs and "not evaluated" in (k.autotune_error or ""), (name, k.autotune_error)
     finally:
         evaluator.close()
+
+
+# A format string built at run time reads what its fields name (`"{0.__class__}".format(x)` gives the class), and an
+# annotation built at run time is code for typing.get_type_hints; each piece looks harmless to a check of literals.
+RUNTIME_STRINGS = {
+    "concatenated": '("{0._" + "_cl" + "ass_" + "_}").format(triton)',
+    "str_format": 'str.format("{0._" + "_class_" + "_}", triton)',
+    "format_map": '("{t._" + "_class_" + "_}").format_map({"t": triton})',
+    "getattr_format": 'getattr(str, "format")("{0._" + "_class_" + "_}", triton)',
+    "joined": '"".join(["{0._", "_class_", "_}"]).format(triton)',
+    "private_field": '"{0._spec}".format(triton)',
+    "nested_spec": '"{0:{1._spec}}".format(1, triton)',
+    "type_hints": 'str(typing.get_type_hints(annotated))',
+    "getattr_type_hints": 'str(getattr(typing, "get_type_hints")(annotated))',
+    # %-formatting looks keys up, never attributes: it may run, and reaches nothing
+    "percent": '("%(_" + "_class_" + "_)s") % {"_" + "_class_" + "_": triton}',
+}
+
+
+def test_strings_built_at_run_time_reach_no_dunder(tmp_path):
+    evaluator = ConfigEvaluator()
+    try:
+        for name, expr in RUNTIME_STRINGS.items():
+            path = write(tmp_path, f"{name}.py", f'''\
+                import typing
+                import triton
+                import triton.language as tl
+
+
+                def annotated(a: "triton._" + "_class_" + "_"):
+                    return a
+
+
+                @triton.autotune(configs=[triton.Config({{"BLOCK": 64, "TAG": {expr}}})], key=["n"])
+                @triton.jit
+                def k(x_ptr, n, BLOCK: tl.constexpr, TAG: tl.constexpr):
+                    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+                ''')
+            (k,) = discover(path, open(path).read(), str(tmp_path), evaluator=evaluator).kernels
+            if name == "percent":
+                (config,) = k.autotune_configs
+                assert "class" not in str(config["kwargs"]["TAG"]), config
+            else:
+                assert not k.autotune_configs and "not evaluated" in (k.autotune_error or ""), (name, k.autotune_configs)
+    finally:
+        evaluator.close()
+
+
+def test_literal_format_strings_still_evaluate(tmp_path):
+    """What real config code writes (`"BLOCK_{}".format(b)`, `"{0.x}"`) is not refused."""
+    path = write(tmp_path, "fmt.py", '''\
+        import triton
+        import triton.language as tl
+
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": b, "TAG": "b{}_{n:>3}".format(b, n=1)}) for b in (32, 64)],
+                         key=["n"])
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr, TAG: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+        ''')
+    evaluator = ConfigEvaluator()
+    try:
+        (k,) = discover(path, open(path).read(), str(tmp_path), evaluator=evaluator).kernels
+        assert [c["kwargs"] for c in k.autotune_configs] == [{"BLOCK": 32, "TAG": "b32_  1"},
+                                                              {"BLOCK": 64, "TAG": "b64_  1"}], k.autotune_error
+    finally:
+        evaluator.close()

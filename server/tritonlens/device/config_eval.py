@@ -130,23 +130,53 @@ _INTROSPECTION = frozenset({
 # `hasattr` only as a direct call with a constant, harmless name; these never (operator.attrgetter("__class__"),
 # functools.reduce(getattr, [...]), vars(x)["__dict__"] walk around an attribute check otherwise).
 _BY_NAME = frozenset({"getattr", "hasattr"})
+# typing's get_type_hints and ForwardRef evaluate a string (an annotation built at run time) as code
 _NEVER = frozenset({"setattr", "delattr", "vars", "globals", "locals", "eval", "exec", "compile", "breakpoint", "open",
-                    "input", "attrgetter", "methodcaller"})
+                    "input", "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "evaluate_forward_ref"})
+# A format string reads the attributes and items its fields name (`"{0.__class__}".format(x)`): its methods only on
+# a string literal whose every field is checked (`_safe_format`), never on a string built at run time.
+_FORMATTERS = frozenset({"format", "format_map", "vformat"})
 
 
 def _safe_name(arg: ast.AST) -> bool:
     return isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not arg.value.startswith("_") \
-        and arg.value not in _INTROSPECTION
+        and arg.value not in _INTROSPECTION and arg.value not in _NEVER and arg.value not in _FORMATTERS
+
+
+def _safe_format(node: ast.AST, depth: int = 0) -> bool:
+    """`node` is a string literal whose replacement fields read no private attribute or item (`{0.x}`, `{n[1]}`
+    pass; `{0._x}`, `{0[__class__]}` and fields nested in format specs that do are refused)."""
+    import re
+    import string
+
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or depth > 2:
+        return False
+    try:
+        fields = list(string.Formatter().parse(node.value))
+    except ValueError:
+        return False
+    for _, field_name, spec, _ in fields:
+        if field_name is None:
+            continue
+        if any(part.startswith("_") or part in _INTROSPECTION for part in re.split(r"[.\[\]]", field_name)[1:]):
+            return False
+        if spec and "{" in spec and not _safe_format(ast.Constant(spec), depth + 1):
+            return False
+    return True
 
 
 def guard(node: ast.AST) -> None:
     """Refuse code that reaches for interpreter internals (dunder names and attributes, frames, code objects), and
-    every way of naming an attribute by a string but a direct `getattr(x, "name")`."""
+    every way of naming an attribute by a string but a direct `getattr(x, "name")` and a literal format string
+    whose fields are checked."""
     direct = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
               and n.func.id in _BY_NAME and len(n.args) > 1 and _safe_name(n.args[1])}
     for n in ast.walk(node):
         if isinstance(n, ast.Attribute) and (n.attr.startswith("_") or n.attr in _INTROSPECTION or n.attr in _NEVER):
             raise Refused(f"not evaluated: uses `.{n.attr}`")
+        if isinstance(n, ast.Attribute) and n.attr in _FORMATTERS and not _safe_format(n.value):
+            raise Refused(f"not evaluated: `.{n.attr}` of a format string built at run time (its fields read "
+                          "attributes)")
         if isinstance(n, ast.Name) and (n.id.startswith("__") or n.id in _NEVER):
             raise Refused(f"not evaluated: uses `{n.id}`")
         if isinstance(n, ast.Name) and n.id in _BY_NAME and id(n) not in direct:
