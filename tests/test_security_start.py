@@ -254,3 +254,39 @@ def test_a_child_cannot_leave_the_workers_group(confined, tmp_path):
 
         for pid in _alive(mark):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_committed_venvs_site_code_runs_only_confined_in_the_workers(confined, tmp_path):
+    """A trusted workspace may bring its interpreter (`tritonlens.interpreter`, a committed `.venv/bin/python`):
+    the checking process (the language server) then runs that interpreter's own start-up code unconfined — that is
+    the user's choice of program, said in docs/security.md. Its compile workers start with `-S` and load the
+    interpreter's site (`.pth` code, sitecustomize) only once confined: nothing they run there writes outside."""
+    import triton
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(ws / ".venv")], check=True, timeout=120)
+    python = ws / ".venv" / "bin" / "python"
+    site_dir = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    with open(os.path.join(site_dir, "deps.pth"), "w") as f:  # this environment's packages (triton, torch)
+        f.write(os.path.dirname(os.path.dirname(triton.__file__)) + "\n")
+    with open(os.path.join(site_dir, "evil.pth"), "w") as f:
+        f.write(f"import os, builtins; builtins.TL_SITE_RAN = 1; open(os.path.join({str(marks)!r}, "
+                f"'pid-%d' % os.getpid()), 'w').write(os.environ.get('TRITONLENS_TEST_TOKEN', 'none'))\n")
+    (ws / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    (ws / "sitecheck.py").write_text("import builtins\nimport triton.language as tl\n\n"
+                                     "SCALE = tl.constexpr(2 if getattr(builtins, 'TL_SITE_RAN', 0) else 'no site')\n")
+    path = ws / "k.py"
+    path.write_text(KERNEL.format(imports="from sitecheck import SCALE"))
+    repo_server = sandbox.PACKAGE_ROOT
+    proc = subprocess.Popen([str(python), "-m", "tritonlens", "check", str(path), "--target", "cuda:90", "--workers",
+                             "1", "--format", "json"], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": repo_server, "TRITONLENS_TEST_TOKEN": SECRET,
+                                            "TRITONLENS_CACHE_DIR": str(tmp_path / "cache")})
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and json.loads(out) == [], (out, err)  # the workers loaded the site, confined
+    assert sorted(os.listdir(marks)) == [f"pid-{proc.pid}"], "a worker ran the site unconfined: " + ", ".join(
+        sorted(os.listdir(marks)))

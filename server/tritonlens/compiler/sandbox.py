@@ -229,7 +229,8 @@ def read_rules(workspaces: list[str], import_roots: list[str], gpu: bool = False
     is walked the same way. An entry that is a symbolic link gets no rule (reads through it reach only what other
     rules allow: a committed `notes -> ~/.ssh` stays closed)."""
     real = os.path.realpath
-    prefixes = [real(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix} if p]
+    prefixes = [real(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, venv_prefix()}
+                if p]
     prefixes.append(os.path.dirname(real(sys.executable)))
     trusted = [*prefixes, *SYSTEM_READS, *(GPU_READS if gpu else ())]
     untrusted = []
@@ -466,7 +467,9 @@ STATE: dict[str, Any] | None = None  # in a process `boot` started: what confine
 
 # `python -I`: no PYTHON* variable, no user site, and neither the working directory nor a script's folder on
 # sys.path — so no file of the workspace (a `textwrap.py` at its root) can load before the sandbox is up; the
-# process starts in a folder of its own. Only tritonlens's own package is put first.
+# process starts in a folder of its own. Only tritonlens's own package is put first. `-S`: the interpreter's site
+# (its `.pth` files' code, `sitecustomize`) runs only once confined (`boot`): an interpreter that came with the
+# workspace (a committed `.venv`) runs its own code inside the sandbox too.
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
          "from tritonlens.compiler.sandbox import boot; boot(sys.argv[2], sys.argv[3:])")
 
@@ -490,7 +493,7 @@ def command(python: str, entry: str, args: list[str], folder: str, cwd: str | No
            "cwd": os.path.abspath(cwd) if cwd else None, "reads": [os.path.abspath(r) for r in reads or () if r]}
     import json
 
-    return [python, "-I", "-c", _BOOT, PACKAGE_ROOT, json.dumps(box), *args], env
+    return [python, "-I", "-S", "-c", _BOOT, PACKAGE_ROOT, json.dumps(box), *args], env
 
 
 def libcuda_dir() -> str | None:
@@ -520,6 +523,64 @@ def kill_group(proc) -> None:
     proc.kill()
 
 
+def venv_prefix() -> str | None:
+    """The virtual environment `sys.executable` belongs to, found as site.py finds it (a `pyvenv.cfg` beside it or one
+    folder up): under `-S` nothing has set sys.prefix to it yet."""
+    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+    for folder in (exe_dir, os.path.dirname(exe_dir)):
+        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+            return os.path.dirname(exe_dir)
+    return None
+
+
+def _site_dirs() -> list[str]:
+    import site
+
+    venv = venv_prefix()
+    try:
+        dirs = site.getsitepackages([venv] if venv else None)
+    except AttributeError:  # a virtualenv of old whose site module lacks it
+        return []
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+def site_paths(site_dirs: list[str]) -> list[str]:
+    """The import folders the site's `.pth` files will add, read without running them (a line that is code runs
+    later, confined): path lines, and the package folders of setuptools' editable finders (`MAPPING = {...}`)."""
+    import ast
+
+    found: list[str] = []
+    for d in site_dirs:
+        for name in sorted(_listdir(d)):
+            path = os.path.join(d, name)
+            try:
+                if name.endswith(".pth"):
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        lines = f.read(1 << 20).splitlines()
+                    found += [os.path.join(d, ln.strip()) for ln in lines
+                              if ln.strip() and not ln.startswith(("#", "import ", "import\t"))]
+                elif name.startswith("__editable__") and name.endswith("_finder.py"):
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        tree = ast.parse(f.read(1 << 20))
+                    for node in tree.body:
+                        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+                        if isinstance(target, ast.Name) and target.id == "MAPPING" and node.value is not None:
+                            found += [os.path.dirname(str(v)) for v in ast.literal_eval(node.value).values()]
+            except (OSError, SyntaxError, ValueError, TypeError, AttributeError, RecursionError):
+                continue
+    return [p for p in dict.fromkeys(found) if os.path.isdir(p)]
+
+
+def _load_site() -> None:
+    """What `python` without `-S` does at start (site-packages, `.pth` files, `sitecustomize`), now confined."""
+    import site
+
+    try:
+        site.main()
+    except Exception as exc:  # noqa: BLE001 — as a failing sitecustomize at start: said, and the process goes on
+        print(f"tritonlens: the interpreter's site failed to load ({type(exc).__name__}: {exc})", file=sys.stderr)
+
+
 def boot(box_json: str, argv: list[str]) -> None:
     """The first thing a confined process runs (`command`): confine, then take the working directory and import
     path the process would have had, then run the entry point. Until confine() returns only the standard library
@@ -537,8 +598,10 @@ def boot(box_json: str, argv: list[str]) -> None:
     gpu = bool(box.get("gpu"))
     # PYTHONPATH as this process got it (a launcher may have put another Triton there), which -I left out
     user_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != PACKAGE_ROOT]
-    search = [*user_path, *sys.path]
+    site_dirs = _site_dirs()
+    search = [*user_path, *sys.path, *site_dirs, *site_paths(site_dirs)]
     STATE = confine(box["folder"], programs(box.get("tools"), gpu, search), gpu, box.get("reads") or [], search)
+    _load_site()
     module, _, function = box["entry"].partition(":")
     entry = getattr(importlib.import_module(module), function or "main")  # tritonlens's own, before the paths
     # as `python -m` started in `cwd` with PYTHONPATH would have: cwd first, then PYTHONPATH
