@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import shutil
 import sys
@@ -58,7 +59,7 @@ def measure(files: list[tuple[str, str]], auto: bool, cache: str, timeout: float
 
     os.environ["TRITONLENS_CACHE_DIR"] = cache
     row = {"files": len(files), "kernels": 0, "compiled": 0, "warnings": 0, "assumed_warnings": 0, "errors": 0,
-           "src008": 0, "seconds": [], "failed": [], "by_file": {}}
+           "src008": 0, "seconds": [], "failed": [], "uncompiled": [], "by_file": {}}
     settings = Settings(target="cuda:90", max_workers=2, auto_capture=auto, compile_timeout=120,
                         auto_capture_timeout=timeout)
     with Checker(settings) as checker:
@@ -83,6 +84,8 @@ def _count(row: dict, report, path: str, root: str, origin_kind) -> None:
         ok = [cs for cs in kr.compiled if cs.artifacts is not None and cs.artifacts.ok]
         if ok and not any(f.code == "SRC002" for f in kr.findings):
             row["compiled"] += 1
+        else:
+            row["uncompiled"].append(f"{os.path.relpath(path, root)}::{kr.kernel.name}")
         for cs in kr.compiled:
             assumed = any(origin_kind(o) == "assumed" for o in cs.spec.origins.values())
             for f in cs.findings:
@@ -115,6 +118,7 @@ def main() -> int:
     ap.add_argument("--liger", action="store_true")
     ap.add_argument("--cache", help="keep the copies and the caches here")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds each file's launch code may run (default 20)")
+    ap.add_argument("--json", help="also write every run's counts, file by file, to this JSON file")
     args = ap.parse_args()
     work = args.cache or tempfile.mkdtemp(prefix="tritonlens-first-open-")
     roots = [os.path.abspath(d) for d in args.dirs]
@@ -135,6 +139,9 @@ def main() -> int:
     _table(f"all {len(files)} kernel files", rows, [p for p, _ in files])
     _table(f"the {len(launched)} files with launch code of their own (a __main__ block, tests, top-level launches, "
            f"or a workspace test that imports them)", rows, launched)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump([{"run": name, **row} for name, row in rows], f, indent=1, default=str)
     failed = rows[1][1]["failed"]
     if failed:
         print("\nlaunch code that did not run to the end (cold run):")
