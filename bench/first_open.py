@@ -134,7 +134,11 @@ def main() -> int:
         rows.append((name, measure(files, auto, cache, args.timeout)))
     from tritonlens.frontend.launchers import find_launchers
 
-    launched = [p for p, r in files if find_launchers(p, open(p, encoding="utf-8").read(), r)]
+    launched = []
+    for p, r in files:
+        with open(p, encoding="utf-8") as f:
+            if find_launchers(p, f.read(), r):
+                launched.append(p)
     print(f"{len(files)} kernel files from {', '.join(os.path.basename(r) for r in roots)}; cuda:90, no GPU")
     _table(f"all {len(files)} kernel files", rows, [p for p, _ in files])
     _table(f"the {len(launched)} files with launch code of their own (a __main__ block, tests, top-level launches, "

@@ -181,3 +181,75 @@ def test_a_workspace_test_runs_for_the_module_its_package_reexports_not_a_backen
     assert runs("lib/ops/norm.py") == ["test_norm.py"]
     assert runs("lib/ops/backends/npu/norm.py") == []  # defines the name too, but lib.ops takes it from elsewhere
     assert runs("lib/ops/other.py") == []
+
+
+# A tutorial as Triton publishes them: its test function takes arguments no test runner gives, and the file calls it
+# at the top level through an autograd Function and an alias (`layer_norm = LayerNorm.apply`).
+TUTORIAL = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+    DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+    @triton.jit
+    def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = torch.empty_like(x)
+            scale_kernel[(triton.cdiv(x.numel(), 512),)](x, y, x.numel(), BLOCK=512)
+            return y
+
+
+    scale = Scale.apply
+
+
+    def test_scale(n, dtype, device=DEVICE):
+        x = torch.randn(n, dtype=dtype, device=device)
+        scale(x)
+
+
+    test_scale(3000, torch.float16)
+    ''')
+
+
+def test_a_tutorial_that_calls_its_own_test_at_the_top_level_runs_as_a_script(tmp_path):
+    (tmp_path / "tut.py").write_text(TUTORIAL)
+    found = find_launchers(str(tmp_path / "tut.py"), TUTORIAL, str(tmp_path))
+    assert [(x.kind, os.path.basename(x.path)) for x in found] == [("script", "tut.py")]
+    # a module that only names its launcher at the top level (and makes itself callable) launches nothing there
+    quiet = TUTORIAL.replace("test_scale(3000, torch.float16)\n", textwrap.dedent('''\
+        def _callable():
+            class _M:
+                def __call__(self, x):
+                    return scale(x)
+            return _M
+
+
+        _callable()
+        '''))
+    assert [x.kind for x in find_launchers(str(tmp_path / "tut.py"), quiet, str(tmp_path))] == ["tests"]
+
+
+def test_the_tests_of_a_wrapper_module_run_for_the_kernel_module_it_imports(tmp_path):
+    kernel = "import triton\n\n\n@triton.jit\ndef quant_kernel(x_ptr):\n    pass\n\n\ndef quant_launcher(x):\n    pass\n"
+    for folder in ("lib", "lib/kernels", "lib/ops", "tests"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "lib/__init__.py").write_text("")  # lib/kernels and lib/ops are namespace packages
+    (tmp_path / "lib/kernels/fp8.py").write_text(kernel)
+    (tmp_path / "lib/ops/fp8.py").write_text("from lib.kernels.fp8 import quant_launcher\n\n\n"
+                                             "def scaled_quant(x):\n    return quant_launcher(x)\n")
+    (tmp_path / "lib/ops/other.py").write_text("from ..kernels import fp8 as kernels_fp8  # relative\n\n\n"
+                                               "def other_quant(x):\n    return kernels_fp8.quant_launcher(x)\n")
+    (tmp_path / "tests/fp8_quant_kernels_test.py").write_text(
+        "from lib.ops.fp8 import scaled_quant\n\n\ndef test_quant():\n    pass\n")
+    (tmp_path / "tests/other_test.py").write_text("from lib.ops.other import other_quant\n\n\ndef test_o():\n    pass\n")
+    found = find_launchers(str(tmp_path / "lib/kernels/fp8.py"), kernel, str(tmp_path))
+    assert sorted(os.path.basename(x.path) for x in found) == ["fp8_quant_kernels_test.py", "other_test.py"]
+    assert {x.kind for x in found} == {"tests"}
