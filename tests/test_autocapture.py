@@ -253,3 +253,75 @@ def test_the_tests_of_a_wrapper_module_run_for_the_kernel_module_it_imports(tmp_
     found = find_launchers(str(tmp_path / "lib/kernels/fp8.py"), kernel, str(tmp_path))
     assert sorted(os.path.basename(x.path) for x in found) == ["fp8_quant_kernels_test.py", "other_test.py"]
     assert {x.kind for x in found} == {"tests"}
+
+
+TINY = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def scale_rows_kernel(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols)
+        tl.store(y_ptr + row * stride + cols, x * 2, mask=cols < n_cols)
+
+
+    def scale_rows(x):
+        y = torch.empty_like(x)
+        scale_rows_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), BLOCK=4096)
+        return y
+
+
+    def test_scale_rows():
+        x = torch.randn(4, 100, device="cuda")
+        torch.testing.assert_close(scale_rows(x), x * 2)
+    ''')
+
+ROW_SUM = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def row_sum_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            acc += tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+    def row_sum(x):
+        out = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
+        row_sum_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), BLOCK=1024)
+        return out
+
+
+    def test_row_sum():
+        x = torch.randn(2, 1 << 22, device="cuda")
+        torch.testing.assert_close(row_sum(x), x.sum(1))
+    ''')
+
+
+def test_findings_on_test_sized_launches_are_infos_that_say_so(tmp_path):
+    (tmp_path / "tiny.py").write_text(TINY)
+    (tmp_path / "rows.py").write_text(ROW_SUM)
+    # the same two-row launch from a script's `__main__` block: no test's shape, its grid is weighed as it is
+    (tmp_path / "rows_main.py").write_text(ROW_SUM.replace("def test_row_sum():", 'if __name__ == "__main__":'))
+    found = _check(tmp_path, "tiny.py", "rows.py", "rows_main.py")
+    tiny = [f for f in found if f["path"].endswith("tiny.py")]
+    # a 4-row launch of a 100-column tile: lanes idle, narrow accesses, a grid of 4 — all bound by the launch itself
+    assert {f["code"] for f in tiny} >= {"LAUNCH001", "LAUNCH002"}
+    assert all(f["severity"] == "info" for f in tiny), tiny
+    for f in tiny:
+        assert "a test-sized launch:" in f["message"] and "bound by the launch itself" in f["message"], f["message"]
+        assert "`test_scale_rows` in this file" in f["message"]
+    (grid,) = [f for f in found if f["path"].endswith("/rows.py") and f["code"] == "LAUNCH002"]
+    assert grid["severity"] == "info" and "the shape of a test's launch (`test_row_sum` in this file)" in grid["message"]
+    (main_grid,) = [f for f in found if f["path"].endswith("rows_main.py") and f["code"] == "LAUNCH002"]
+    assert main_grid["severity"] == "warning" and "test" not in main_grid["message"].split("[cost")[1]

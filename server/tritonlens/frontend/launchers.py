@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass
 
 from ..source import parse_module, read_source
@@ -48,6 +49,15 @@ class Launcher:
         else:
             who = f"the tests in {where}"
         return f"launched by {who}, no GPU"
+
+
+_TEST_LABEL = re.compile(r"^launched by (`[^`]+` in |the tests in )")
+
+
+def is_test_label(label: str) -> bool:
+    """Whether a launch label (`Launcher.describe`, or the test's own) names a test function or test file — whose
+    shapes are the test's, not a production run's — rather than a `__main__` block, a script or a benchmark."""
+    return bool(_TEST_LABEL.match(label))
 
 
 def find_launchers(path: str, text: str, root: str) -> list[Launcher]:
