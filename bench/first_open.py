@@ -52,7 +52,8 @@ def kernel_files(root: str) -> list[str]:
 
 # PyPI source distributions that ship kernel files with their tests (or __main__ blocks), pinned: the measuring set
 SET_PACKAGES = ("adasplash==0.2.2", "conch-triton-kernels==1.3", "crossentropy-triton==0.1.2",
-                "flash-attention-triton==0.1.1", "flash-kmeans==0.3.1", "lightning-attn==0.0.5", "triton-kernels==0.1.0")
+                "flash-attention-triton==0.1.1", "flash-kmeans==0.3.1", "lightning-attn==0.0.5",
+                "triton-kernels==0.1.0")
 
 
 def fetch_set(dest: str) -> list[str]:

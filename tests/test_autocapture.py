@@ -238,7 +238,8 @@ def test_a_tutorial_that_calls_its_own_test_at_the_top_level_runs_as_a_script(tm
 
 
 def test_the_tests_of_a_wrapper_module_run_for_the_kernel_module_it_imports(tmp_path):
-    kernel = "import triton\n\n\n@triton.jit\ndef quant_kernel(x_ptr):\n    pass\n\n\ndef quant_launcher(x):\n    pass\n"
+    kernel = ("import triton\n\n\n@triton.jit\ndef quant_kernel(x_ptr):\n    pass\n\n\n"
+              "def quant_launcher(x):\n    pass\n")
     for folder in ("lib", "lib/kernels", "lib/ops", "tests"):
         (tmp_path / folder).mkdir()
     (tmp_path / "lib/__init__.py").write_text("")  # lib/kernels and lib/ops are namespace packages
@@ -249,7 +250,8 @@ def test_the_tests_of_a_wrapper_module_run_for_the_kernel_module_it_imports(tmp_
                                                "def other_quant(x):\n    return kernels_fp8.quant_launcher(x)\n")
     (tmp_path / "tests/fp8_quant_kernels_test.py").write_text(
         "from lib.ops.fp8 import scaled_quant\n\n\ndef test_quant():\n    pass\n")
-    (tmp_path / "tests/other_test.py").write_text("from lib.ops.other import other_quant\n\n\ndef test_o():\n    pass\n")
+    (tmp_path / "tests/other_test.py").write_text(
+        "from lib.ops.other import other_quant\n\n\ndef test_o():\n    pass\n")
     found = find_launchers(str(tmp_path / "lib/kernels/fp8.py"), kernel, str(tmp_path))
     assert sorted(os.path.basename(x.path) for x in found) == ["fp8_quant_kernels_test.py", "other_test.py"]
     assert {x.kind for x in found} == {"tests"}
@@ -322,6 +324,7 @@ def test_findings_on_test_sized_launches_are_infos_that_say_so(tmp_path):
         assert "a test-sized launch:" in f["message"] and "bound by the launch itself" in f["message"], f["message"]
         assert "`test_scale_rows` in this file" in f["message"]
     (grid,) = [f for f in found if f["path"].endswith("/rows.py") and f["code"] == "LAUNCH002"]
-    assert grid["severity"] == "info" and "the shape of a test's launch (`test_row_sum` in this file)" in grid["message"]
+    assert grid["severity"] == "info"
+    assert "the shape of a test's launch (`test_row_sum` in this file)" in grid["message"]
     (main_grid,) = [f for f in found if f["path"].endswith("rows_main.py") and f["code"] == "LAUNCH002"]
     assert main_grid["severity"] == "warning" and "test" not in main_grid["message"].split("[cost")[1]

@@ -70,13 +70,15 @@ def find_launchers(path: str, text: str, root: str) -> list[Launcher]:
     path = os.path.abspath(path)
     own: list[Launcher] = []
     main = _main_block(tree)
-    if main is not None:
-        own.append(Launcher("main", path, main))
     if _launches_at_top(tree):
         # a tutorial: its launches (and the calls of its own test functions, which take arguments no test runner
         # gives) run at the top level, its `__main__` block with them
-        return [Launcher("script", path, 1)]
-    tests = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+        own.append(Launcher("script", path, 1))
+    elif main is not None:
+        own.append(Launcher("main", path, main))
+    called = _called_at_top(tree)
+    tests = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.name.startswith("test") and n.name not in called]
     if tests:
         own.append(Launcher("tests", path, tests[0].lineno, tuple(n.name for n in tests)))
     if own:
@@ -129,10 +131,26 @@ def _launches_at_top(tree: ast.Module) -> bool:
         if not more:
             break
         launching |= more
+    return any(_launches(node, launching, calls=True) for node in _top_statements(tree))
+
+
+def _top_statements(tree: ast.Module) -> list[ast.stmt]:
+    """The statements a run of the module executes at the top level, less definitions, imports, its `__main__` block
+    and dead branches (`if False:`)."""
     main = _main_block(tree)
-    return any(_launches(node, launching, calls=True) for node in tree.body
-               if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
-                                        ast.ImportFrom)) and node.lineno != main)
+    return [node for node in tree.body
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
+            and node.lineno != main
+            and not (isinstance(node, ast.If) and isinstance(node.test, ast.Constant) and not node.test.value)]
+
+
+def _called_at_top(tree: ast.Module) -> set[str]:
+    """Functions the module itself calls at the top level or in its `__main__` block (a tutorial's
+    `test_layer_norm(1151, 8192, torch.float16)`): they are run by running the file, not by a test runner."""
+    main = _main_block(tree)
+    nodes = _top_statements(tree) + [n for n in tree.body if n.lineno == main and isinstance(n, ast.If)]
+    return {n.func.id for node in nodes for n in ast.walk(node)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
 
 
 def _launches(node: ast.AST, launching: set[str], calls: bool = False) -> bool:

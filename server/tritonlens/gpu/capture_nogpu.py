@@ -217,7 +217,7 @@ def install(hook: Any, target_text: str, interpret: bool = False) -> None:
         wrap_once(InterpretedFunction, "run", interpret_and_record)
 
 
-def _no_bench(fn: Callable[[], Any], *args: Any, quantiles: Any = None, return_mode: str = "mean", **kwargs: Any) -> Any:
+def _no_bench(fn: Callable[[], Any], *_: Any, quantiles: Any = None, **__: Any) -> Any:
     """`triton.testing.do_bench` without a GPU: the function runs once (its launches are recorded), no time is known."""
     fn()
     nan = float("nan")
@@ -245,7 +245,7 @@ def _run_marks(mark: Any, *_: Any, **__: Any) -> None:
                     mark.fn(**dict(zip(bench.x_names, xs)), **{bench.line_arg: y}, **dict(bench.args or {}))
                 except NoGpuError:
                     raise
-                except Exception as exc:  # noqa: BLE001 — one point's failure (a provider not installed) ends that point
+                except Exception as exc:  # noqa: BLE001 — a point's failure (a provider not installed) ends it
                     sys.stderr.write(f"tritonlens capture --no-gpu: benchmark {getattr(mark.fn, '__name__', '?')} at "
                                      f"{x}, {y}: {type(exc).__name__}: {exc}\n")
 
