@@ -30,7 +30,8 @@ backward pass after the forward's check, a tutorial's next kernel) instead of st
 
 Benchmarks run too, without timing anything: `triton.testing.do_bench` calls the function once and returns NaN for
 every time asked, and a `@triton.testing.perf_report` benchmark's `.run()` calls it for a few of its points (the
-largest first: the shapes a benchmark chooses are the production ones) and every line, without plotting or tables.
+largest first: the shapes a benchmark chooses are the production ones) and every line (Triton's first), without
+plotting or tables.
 """
 from __future__ import annotations
 
@@ -238,9 +239,13 @@ def _run_marks(mark: Any, *_: Any, **__: Any) -> None:
     neither plot nor print (nothing was timed)."""
     benches = mark.benchmarks if isinstance(mark.benchmarks, list) else [mark.benchmarks]
     for bench in benches:
+        names = list(getattr(bench, "line_names", None) or bench.line_vals)
+        # the lines that launch Triton kernels first (a reference such as cuBLAS's fp16 matmul crawls on a CPU)
+        lines = [y for _, y in sorted(enumerate(bench.line_vals), key=lambda iy: "triton" not in (
+            f"{iy[1]} {names[iy[0]] if iy[0] < len(names) else ''}").lower())]
         for x in _bench_points(list(bench.x_vals)):
             xs = x if isinstance(x, (list, tuple)) else [x] * len(bench.x_names)
-            for y in bench.line_vals:
+            for y in lines:
                 try:
                     mark.fn(**dict(zip(bench.x_names, xs)), **{bench.line_arg: y}, **dict(bench.args or {}))
                 except NoGpuError:
