@@ -181,3 +181,150 @@ def test_a_workspace_test_runs_for_the_module_its_package_reexports_not_a_backen
     assert runs("lib/ops/norm.py") == ["test_norm.py"]
     assert runs("lib/ops/backends/npu/norm.py") == []  # defines the name too, but lib.ops takes it from elsewhere
     assert runs("lib/ops/other.py") == []
+
+
+# A tutorial as Triton publishes them: its test function takes arguments no test runner gives, and the file calls it
+# at the top level through an autograd Function and an alias (`layer_norm = LayerNorm.apply`).
+TUTORIAL = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+    DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+    @triton.jit
+    def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = torch.empty_like(x)
+            scale_kernel[(triton.cdiv(x.numel(), 512),)](x, y, x.numel(), BLOCK=512)
+            return y
+
+
+    scale = Scale.apply
+
+
+    def test_scale(n, dtype, device=DEVICE):
+        x = torch.randn(n, dtype=dtype, device=device)
+        scale(x)
+
+
+    test_scale(3000, torch.float16)
+    ''')
+
+
+def test_a_tutorial_that_calls_its_own_test_at_the_top_level_runs_as_a_script(tmp_path):
+    (tmp_path / "tut.py").write_text(TUTORIAL)
+    found = find_launchers(str(tmp_path / "tut.py"), TUTORIAL, str(tmp_path))
+    assert [(x.kind, os.path.basename(x.path)) for x in found] == [("script", "tut.py")]
+    # a module that only names its launcher at the top level (and makes itself callable) launches nothing there
+    quiet = TUTORIAL.replace("test_scale(3000, torch.float16)\n", textwrap.dedent('''\
+        def _callable():
+            class _M:
+                def __call__(self, x):
+                    return scale(x)
+            return _M
+
+
+        _callable()
+        '''))
+    assert [x.kind for x in find_launchers(str(tmp_path / "tut.py"), quiet, str(tmp_path))] == ["tests"]
+
+
+def test_the_tests_of_a_wrapper_module_run_for_the_kernel_module_it_imports(tmp_path):
+    kernel = ("import triton\n\n\n@triton.jit\ndef quant_kernel(x_ptr):\n    pass\n\n\n"
+              "def quant_launcher(x):\n    pass\n")
+    for folder in ("lib", "lib/kernels", "lib/ops", "tests"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "lib/__init__.py").write_text("")  # lib/kernels and lib/ops are namespace packages
+    (tmp_path / "lib/kernels/fp8.py").write_text(kernel)
+    (tmp_path / "lib/ops/fp8.py").write_text("from lib.kernels.fp8 import quant_launcher\n\n\n"
+                                             "def scaled_quant(x):\n    return quant_launcher(x)\n")
+    (tmp_path / "lib/ops/other.py").write_text("from ..kernels import fp8 as kernels_fp8  # relative\n\n\n"
+                                               "def other_quant(x):\n    return kernels_fp8.quant_launcher(x)\n")
+    (tmp_path / "tests/fp8_quant_kernels_test.py").write_text(
+        "from lib.ops.fp8 import scaled_quant\n\n\ndef test_quant():\n    pass\n")
+    (tmp_path / "tests/other_test.py").write_text(
+        "from lib.ops.other import other_quant\n\n\ndef test_o():\n    pass\n")
+    found = find_launchers(str(tmp_path / "lib/kernels/fp8.py"), kernel, str(tmp_path))
+    assert sorted(os.path.basename(x.path) for x in found) == ["fp8_quant_kernels_test.py", "other_test.py"]
+    assert {x.kind for x in found} == {"tests"}
+
+
+TINY = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def scale_rows_kernel(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols)
+        tl.store(y_ptr + row * stride + cols, x * 2, mask=cols < n_cols)
+
+
+    def scale_rows(x):
+        y = torch.empty_like(x)
+        scale_rows_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), BLOCK=4096)
+        return y
+
+
+    def test_scale_rows():
+        x = torch.randn(4, 100, device="cuda")
+        torch.testing.assert_close(scale_rows(x), x * 2)
+    ''')
+
+ROW_SUM = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def row_sum_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            acc += tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+    def row_sum(x):
+        out = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
+        row_sum_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), BLOCK=1024)
+        return out
+
+
+    def test_row_sum():
+        x = torch.randn(2, 1 << 22, device="cuda")
+        torch.testing.assert_close(row_sum(x), x.sum(1))
+    ''')
+
+
+def test_findings_on_test_sized_launches_are_infos_that_say_so(tmp_path):
+    (tmp_path / "tiny.py").write_text(TINY)
+    (tmp_path / "rows.py").write_text(ROW_SUM)
+    # the same two-row launch from a script's `__main__` block: no test's shape, its grid is weighed as it is
+    (tmp_path / "rows_main.py").write_text(ROW_SUM.replace("def test_row_sum():", 'if __name__ == "__main__":'))
+    found = _check(tmp_path, "tiny.py", "rows.py", "rows_main.py")
+    tiny = [f for f in found if f["path"].endswith("tiny.py")]
+    # a 4-row launch of a 100-column tile: lanes idle, narrow accesses, a grid of 4 — all bound by the launch itself
+    assert {f["code"] for f in tiny} >= {"LAUNCH001", "LAUNCH002"}
+    assert all(f["severity"] == "info" for f in tiny), tiny
+    for f in tiny:
+        assert "a test-sized launch:" in f["message"] and "bound by the launch itself" in f["message"], f["message"]
+        assert "`test_scale_rows` in this file" in f["message"]
+    (grid,) = [f for f in found if f["path"].endswith("/rows.py") and f["code"] == "LAUNCH002"]
+    assert grid["severity"] == "info"
+    assert "the shape of a test's launch (`test_row_sum` in this file)" in grid["message"]
+    (main_grid,) = [f for f in found if f["path"].endswith("rows_main.py") and f["code"] == "LAUNCH002"]
+    assert main_grid["severity"] == "warning" and "test" not in main_grid["message"].split("[cost")[1]

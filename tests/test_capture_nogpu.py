@@ -293,3 +293,77 @@ def test_hostile_capture_file_is_read_as_bounded_data_and_reported_per_line(tmp_
     assert not w.append(dict(good, version=2, future_field=None))  # already there
     assert w.append(dict(good, options={"num_warps": 8}))
     assert json.loads(f.read_text().splitlines()[-1])["options"] == {"num_warps": 8}
+
+
+# As Triton's fused-softmax tutorial sizes its persistent launch: warmup, the compiled kernel's registers and shared
+# memory, a launch by hand, a check of the result, and a perf_report benchmark timed with do_bench.
+SOFTMAX_LIKE = '''
+import torch, triton, triton.language as tl
+from triton.runtime import driver
+
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+@triton.jit
+def rows_kernel(out_ptr, in_ptr, stride, n_rows, n_cols, BLOCK: tl.constexpr):
+    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(in_ptr + row * stride + offs, mask=offs < n_cols, other=0.0)
+        tl.store(out_ptr + row * stride + offs, x * 2, mask=offs < n_cols)
+
+
+props = driver.active.utils.get_device_properties(DEVICE.index)
+
+
+def double(x):
+    y = torch.empty_like(x)
+    block = triton.next_power_of_2(x.shape[1])
+    kernel = rows_kernel.warmup(y, x, x.stride(0), x.shape[0], x.shape[1], BLOCK=block, num_warps=8, grid=(1, ))
+    kernel._init_handles()
+    occupancy = props["max_num_regs"] // (kernel.n_regs * props["warpSize"] * 8)
+    occupancy = min(occupancy, props["max_shared_mem"] // max(1, kernel.metadata.shared))
+    programs = min(props["multiprocessor_count"] * occupancy, x.shape[0])
+    print("sized", kernel.n_regs, kernel.metadata.shared, programs)
+    kernel[(programs, 1, 1)](y, x, x.stride(0), x.shape[0], x.shape[1], block)
+    return y
+
+
+x = torch.randn(4000, 700, device=DEVICE)
+assert torch.allclose(double(x), x * 2)  # without a GPU nothing computed y: the check passes, the run goes on
+torch.testing.assert_close(double(x[:, :300]), x[:, :300] * 2)
+
+
+@triton.testing.perf_report(triton.testing.Benchmark(x_names=["N"], x_vals=[256 * i for i in range(1, 9)],
+                                                     line_arg="provider", line_vals=["triton", "torch"],
+                                                     line_names=["Triton", "Torch"], ylabel="GB/s",
+                                                     plot_name="double", args={"M": 2048}))
+def benchmark(M, N, provider):
+    x = torch.randn(M, N, device=DEVICE)
+    stream = torch.cuda.Stream()
+    torch.cuda.set_stream(stream)
+    fn = (lambda: double(x)) if provider == "triton" else (lambda: x * 2)
+    ms, lo, hi = triton.testing.do_bench(fn, quantiles=[0.5, 0.2, 0.8])
+    return 2 * x.numel() * x.element_size() * 1e-9 / (ms * 1e-3)
+
+
+benchmark.run(print_data=True, show_plots=True)
+print("done")
+'''
+
+
+def test_a_tutorial_that_sizes_its_launch_from_the_compiled_kernel_and_benchmarks_it(tmp_path):
+    proc = _capture(tmp_path, SOFTMAX_LIKE, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "done" in proc.stdout
+    regs, shared, programs = (int(v) for v in next(ln for ln in proc.stdout.splitlines()
+                                                    if ln.startswith("sized")).split()[1:])
+    assert regs > 0 and programs % 132 == 0 and programs == 132 * min(65536 // (regs * 32 * 8),
+                                                                       232448 // max(1, shared))
+    summaries = _records(tmp_path, "summary")
+    grids = {tuple(lc["launch"]["grid"]) for s in summaries for lc in s.get("launch_counts", [])}
+    assert (programs, 1, 1) in grids  # the launch by hand, with the options of the warmup (num_warps=8)
+    compiles = _records(tmp_path)
+    assert {c["options"]["num_warps"] for c in compiles} == {8}
+    blocks = sorted({c["constants"]["BLOCK"] for c in compiles})
+    # the tests' two shapes, then the benchmark's largest, smallest and middle points (N = 2048, 256, 1280)
+    assert blocks == [256, 512, 1024, 2048]

@@ -92,3 +92,91 @@ async def test_hanging_test_costs_one_info_not_the_editor(client: LanguageClient
     # the editor still answers, and the kernel keeps what the file says
     assert by_code(diags, "SRC002"), diags
     assert "Capture launches" in await lens_titles(client, uris["hangs"])
+
+
+# A tutorial as Triton publishes them: the device from Triton's driver, a test function the file calls itself at the
+# top level (through an autograd Function), a check of the result, then a second kernel only reached after that check
+# (outputs are never computed without a GPU: the check passes), and a perf_report benchmark.
+TUTORIAL = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+    DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+    @triton.jit
+    def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+    @triton.jit
+    def shift_kernel(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = torch.empty_like(x)
+            block = min(1024, triton.next_power_of_2(x.numel()))
+            scale_kernel[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), BLOCK=block)
+            return y
+
+
+    scale = Scale.apply
+
+
+    def test_scale(n, dtype, device=DEVICE):
+        x = torch.randn(n, dtype=dtype, device=device)
+        assert torch.allclose(scale(x), x * 2)
+        block = triton.next_power_of_2(n) // 8
+        shift_kernel[(triton.cdiv(n, block),)](x, n, BLOCK=block)
+
+
+    @triton.testing.perf_report(triton.testing.Benchmark(x_names=["n"], x_vals=[2**i for i in range(12, 20)],
+                                                         line_arg="provider", line_vals=["triton"],
+                                                         line_names=["Triton"], ylabel="GB/s", plot_name="scale",
+                                                         args={}))
+    def benchmark(n, provider):
+        x = torch.rand(n, device=DEVICE)
+        ms = triton.testing.do_bench(lambda: scale(x))
+        return 3 * x.numel() * x.element_size() * 1e-9 / (ms * 1e-3)
+
+
+    test_scale(3000, torch.float16)
+    benchmark.run(print_data=True, show_plots=True)
+    ''')
+
+# Its test crashes the interpreter outright (no exception, no exit code of its own): one info, on the test.
+CRASHES = LAUNCHED.replace('if __name__ == "__main__":', "def test_crash():\n    import os\n    os.abort()\n\n\n"
+                           'if False:')
+
+
+async def test_a_tutorial_compiles_in_the_editor_after_a_crashing_test_cost_its_own_info(client: LanguageClient,
+                                                                                          tmp_path):
+    uris = workspace(tmp_path, crashes=CRASHES, tutorial=TUTORIAL)
+    await start(client, tmp_path, {"target": "cuda:90", "maxWorkers": 1, "compileTimeout": 120,
+                                   "autoCaptureTimeout": 60})
+    since = mark(client)
+    open_doc(client, uris["crashes"], CRASHES)
+    crashed = await settled(client, uris["crashes"], lambda d: bool(by_code(d, "SRC008")), timeout=180, since=since)
+    (info,) = by_code(crashed, "SRC008")
+    assert info.severity == types.DiagnosticSeverity.Information
+    assert info.range.start.line == CRASHES.splitlines().index("def test_crash():"), info
+    assert by_code(crashed, "SRC002"), crashed  # the kernel keeps what the file says
+    # the server lives on: the next file opened gets what the file says first, then what its own code launched
+    since = mark(client)
+    open_doc(client, uris["tutorial"], TUTORIAL)
+    first = await settled(client, uris["tutorial"], since=since)
+    assert len(by_code(first, "SRC002")) == 2, first  # BLOCK has no value in either kernel
+    diags = await settled(client, uris["tutorial"], lambda d: not by_code(d, "SRC002"), timeout=240, since=since)
+    assert not by_code(diags, "SRC001") and not by_code(diags, "SRC008"), diags
+    assert all(d.severity != types.DiagnosticSeverity.Warning for d in diags), diags  # test-sized launches
+    for line in (8, 14):  # both kernels, the second only reached after the check of the first's result
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uris["tutorial"]), position=types.Position(line, 5)))
+        shown = (hover.contents.value if hover and hasattr(hover.contents, "value") else str(hover)).replace("\\", "")
+        assert "launched by this file run as a script, no GPU" in shown, shown

@@ -25,7 +25,7 @@ from .compiler.pool import URGENT, CompileJob, CompileService
 from .frontend.loader import Slice, slice_module
 from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec, SpecVariant
 from .checks.verdict import decide
-from .report.kernel import (error_finding, finish_report, load_error_finding, note_assumed,
+from .report.kernel import (error_finding, finish_report, load_error_finding, note_assumed, note_test_launch,
                             skipped_autotune_configs)
 from .settings import Settings
 from .source import SourceTooDeep, parse_module, read_source, source_too_large
@@ -657,4 +657,5 @@ class Checker:
             metrics, findings = art.analysis
             cs.metrics, cs.findings = dict(metrics), [replace(f, data=dict(f.data)) for f in findings]
         note_assumed(kernel, spec, cs.findings, text)
+        note_test_launch(spec, cs.metrics, cs.findings)
         return cs

@@ -6,7 +6,8 @@ steps before it only record evidence on the finding (`Finding.data`), and it wei
 2. **evidence that the finding is not fully real for the launches that matter** — each a ceiling with its reason
    (`limit`): values tritonlens assumed (no capture, hint or launch site gave them), only autotuner trials, a config
    the autotuner skips at run time, the masked branch of the last partial block, configs the autotuner measured in
-   the advised direction that were slower. The lowest ceiling holds against everything after it but the user;
+   the advised direction that were slower, a test-sized launch of the file's own launch code (bound by the launch
+   itself, or a test's grid). The lowest ceiling holds against everything after it but the user;
 3. **cost** — for a rule with a cost cause (`registry.cost_weighed`), what removing the cause saves, estimated by the
    model (checks/costmodel: scaled to the captured launches' measured times where the capture timed them) and what
    `tritonlens bench` measured of its specs (`measure`): a warning when the cause costs WARN_SHARE of the launch and
@@ -76,10 +77,10 @@ def outcome(f: Finding, settings: Any) -> Verdict:
     severity = data.get("proposed") or f.severity or (rule.severity if rule else "info")
     verdict = Verdict(severity, "rule")
     # 2. evidence: the lowest ceiling
-    ceiling, why, said = None, "", False
+    ceiling, why, said, kind = None, "", False, ""
     for sev, reason, _kind, was_said in data.get("limits") or ():
         if ceiling is None or _rank(sev) > _rank(ceiling):
-            ceiling, why, said = sev, reason, was_said
+            ceiling, why, said, kind = sev, reason, was_said, _kind
     if ceiling is not None and _rank(severity) < _rank(ceiling):
         severity = ceiling
         verdict = Verdict(severity, "evidence", "" if said else f" [{_article(severity)}: {why}]")
@@ -88,8 +89,10 @@ def outcome(f: Finding, settings: Any) -> Verdict:
         decided = _by_cost(data, severity)
         if decided is not None:
             sev, note = decided
-            if ceiling is not None and _rank(sev) < _rank(ceiling):
-                sev, note = _lower(sev, ceiling), ""
+            if ceiling is not None and (_rank(sev) < _rank(ceiling) or kind == "test-launch"):
+                # the ceiling holds; a test-sized launch's says why in place of the cost's, unless it has already
+                sev = _lower(sev, ceiling)
+                note = f" [{_article(sev)}: {why}]" if kind == "test-launch" and not (verdict.note or said) else ""
             if sev != severity or note:
                 verdict = Verdict(sev, "cost" if sev != severity else verdict.step, verdict.note + note)
             severity = sev

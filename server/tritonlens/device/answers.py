@@ -232,6 +232,29 @@ class _Stream(SimpleNamespace):
         pass
 
 
+class _Event(SimpleNamespace):
+    """torch.cuda.Event(): recorded on stream 0, always complete; the time between two is unknown (NaN) — nothing ran
+    on a device to time."""
+
+    def __init__(self, *_: Any, **__: Any) -> None:
+        super().__init__(cuda_event=0)
+
+    def record(self, *_: Any) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def wait(self, *_: Any) -> None:
+        pass
+
+    def elapsed_time(self, *_: Any) -> float:
+        return float("nan")
+
+
 class _DeviceContext:
     """`torch.cuda.device(i)` / `device_of(t)`: selects device i of the one there is."""
 
@@ -273,7 +296,8 @@ _TORCH_CUDA: dict[str, Callable[..., Any]] = {
     "reset_accumulated_memory_stats": _nothing,
     "memory_allocated": _zero, "max_memory_allocated": _zero, "memory_reserved": _zero, "max_memory_reserved": _zero,
     "manual_seed": _nothing, "manual_seed_all": _nothing, "seed": _nothing, "seed_all": _nothing,
-    "current_stream": _Stream, "default_stream": _Stream,
+    "current_stream": _Stream, "default_stream": _Stream, "Stream": _Stream, "set_stream": _nothing,
+    "Event": _Event,
     "stream": lambda stream=None: nullcontext(),
     "_exchange_device": lambda device: _exchange(device),
     "_maybe_exchange_device": lambda device: _exchange(device),

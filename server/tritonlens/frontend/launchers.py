@@ -1,15 +1,17 @@
 """What launches a file's kernels: the code a no-GPU capture can run to learn their specializations, found from the
 source alone (the AST and plain text searches, never by running anything).
 
-In the order they are tried: the file's own `if __name__ == "__main__":` block and its `test_*` functions; a file
-that launches its kernels at the top level (a tutorial, a script) as a script; the workspace's test files that import
-the module (`import pkg.mod`, `from pkg import mod`, or a name the module defines from one of its packages); the
+In the order they are tried: a file that launches its kernels at the top level (a tutorial, a script) as a script;
+the file's own `if __name__ == "__main__":` block and its `test_*` functions; the workspace's test files that import
+the module (`import pkg.mod`, `from pkg import mod`, or a name the module defines from one of its packages), else
+those that import a module of its package that imports it (a wrapper: `ops/fp8.py` over `kernels/fp8.py`); the
 benchmark scripts that import it. Which of them runs, under which bounds, is `gpu/autocapture.py`'s business.
 """
 from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass
 
 from ..source import parse_module, read_source
@@ -49,6 +51,15 @@ class Launcher:
         return f"launched by {who}, no GPU"
 
 
+_TEST_LABEL = re.compile(r"^launched by (`[^`]+` in |the tests in )")
+
+
+def is_test_label(label: str) -> bool:
+    """Whether a launch label (`Launcher.describe`, or the test's own) names a test function or test file — whose
+    shapes are the test's, not a production run's — rather than a `__main__` block, a script or a benchmark."""
+    return bool(_TEST_LABEL.match(label))
+
+
 def find_launchers(path: str, text: str, root: str) -> list[Launcher]:
     """The code that launches the kernels of `path` (whose text is `text`), best first: the file's own launch code
     when it has some, else the workspace's tests that import it, else its benchmarks."""
@@ -59,18 +70,36 @@ def find_launchers(path: str, text: str, root: str) -> list[Launcher]:
     path = os.path.abspath(path)
     own: list[Launcher] = []
     main = _main_block(tree)
-    if main is not None:
+    if _launches_at_top(tree):
+        # a tutorial: its launches (and the calls of its own test functions, which take arguments no test runner
+        # gives) run at the top level, its `__main__` block with them
+        own.append(Launcher("script", path, 1))
+    elif main is not None:
         own.append(Launcher("main", path, main))
-    tests = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+    called = _called_at_top(tree)
+    tests = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.name.startswith("test") and n.name not in called]
     if tests:
         own.append(Launcher("tests", path, tests[0].lineno, tuple(n.name for n in tests)))
-    if not own and _launches_at_top(tree):
-        own.append(Launcher("script", path, 1))
     if own:
         return own
     modules = module_names(path, root)
     defined = _defined_names(tree)
     found = [Launcher("tests", p, 1) for p in _importers(root, _TEST_DIRS, modules, defined, path, tests=True)]
+    if not found:
+        # the tests reach the kernels through a module of the package that wraps them (`ops/fp8.py` calling
+        # `kernels/fp8.py`): the tests of those wrappers
+        for wrapper in _wrappers(path, root, modules):
+            w_text, problem = read_source(wrapper)
+            if problem or w_text is None:
+                continue
+            try:
+                w_defined = _defined_names(parse_module(w_text))
+            except (SyntaxError, ValueError):
+                continue
+            for p in _importers(root, _TEST_DIRS, module_names(wrapper, root), w_defined, wrapper, tests=True):
+                if p not in {x.path for x in found}:
+                    found.append(Launcher("tests", p, 1))
     if found:
         return found[:MAX_TEST_FILES]
     return [Launcher("benchmark", p, 1) for p in _importers(root, _BENCH_DIRS, modules, defined, path)][:1]
@@ -90,21 +119,68 @@ def _main_block(tree: ast.Module) -> int | None:
 def _launches_at_top(tree: ast.Module) -> bool:
     """Top-level statements (outside defs, classes and imports) that launch a kernel (`kernel[grid](...)`) or call a
     function of the file that does (`add(x, y)` of a tutorial): the file does its launches when run as a script."""
-    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    defs: dict[str, ast.AST] = {n.name: n for n in tree.body
+                                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    for node in tree.body:  # `layer_norm = LayerNorm.apply`: a name for a launching function or class
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+            defs.update({t.id: node.value for t in node.targets if t.id not in defs})
     launching: set[str] = set()
-    while True:  # functions that launch, directly or through another function of the file
-        more = {name for name, node in defs.items() if name not in launching and _launches(node, launching)}
+    while True:  # functions (classes, aliases) that launch, directly or through another one of the file
+        more = {name for name, node in defs.items() if name not in launching
+                and _launches(node, launching, calls=not isinstance(node, ast.expr))}
         if not more:
             break
         launching |= more
-    return any(_launches(node, launching) for node in tree.body
-               if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
-                                        ast.ImportFrom)))
+    return any(_launches(node, launching, calls=True) for node in _top_statements(tree))
 
 
-def _launches(node: ast.AST, launching: set[str]) -> bool:
-    return any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Subscript) or (
-        isinstance(n.func, ast.Name) and n.func.id in launching)) for n in ast.walk(node))
+def _top_statements(tree: ast.Module) -> list[ast.stmt]:
+    """The statements a run of the module executes at the top level, less definitions, imports, its `__main__` block
+    and dead branches (`if False:`)."""
+    main = _main_block(tree)
+    return [node for node in tree.body
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
+            and node.lineno != main
+            and not (isinstance(node, ast.If) and isinstance(node.test, ast.Constant) and not node.test.value)]
+
+
+def _called_at_top(tree: ast.Module) -> set[str]:
+    """Functions the module itself calls at the top level or in its `__main__` block (a tutorial's
+    `test_layer_norm(1151, 8192, torch.float16)`): they are run by running the file, not by a test runner."""
+    main = _main_block(tree)
+    nodes = _top_statements(tree) + [n for n in tree.body if n.lineno == main and isinstance(n, ast.If)]
+    return {n.func.id for node in nodes for n in ast.walk(node)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
+def _launches(node: ast.AST, launching: set[str], calls: bool = False) -> bool:
+    """Whether `node` launches a kernel (`k[grid](...)`) or uses a function, class or alias that does (`calls`: only
+    by calling it — `f = Fn.apply` at the top level names a launcher, it launches nothing)."""
+    for n in _walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript):
+            return True
+        if calls:
+            if isinstance(n, ast.Call) and _root_name(n.func) in launching:
+                return True
+        elif isinstance(n, ast.Name) and n.id in launching and isinstance(n.ctx, ast.Load):
+            return True
+    return False
+
+
+def _walk(node: ast.AST):
+    """ast.walk, but not into a class a function defines (`class _M(ModuleType)` whose `__call__` launches: defining
+    it launches nothing)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, ast.ClassDef))
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def module_names(path: str, root: str) -> set[str]:
@@ -177,6 +253,75 @@ def imports_module(text: str, modules: set[str], defined: set[str], path: str | 
                     path is None or _reexports(path, modules, node.module, items & defined)):
                 best = 1
     return best
+
+
+MAX_WRAPPERS = 3  # modules of the package that import a kernel module, whose tests are run for it
+
+
+def _absolute_imports(tree: ast.Module, package: str) -> set[str]:
+    """The modules (and `module.name`s) a module of `package` imports, relative imports made absolute."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".") if package else []
+                if node.level - 1 > len(parts):
+                    continue
+                base = ".".join(parts[:len(parts) - (node.level - 1)])
+                mod = ".".join(x for x in (base, node.module or "") if x)
+            else:
+                mod = node.module or ""
+            if mod:
+                out.add(mod)
+            out.update(f"{mod}.{a.name}" if mod else a.name for a in node.names)
+    return out
+
+
+def _package_of(path: str, root: str) -> str:
+    """The dotted package the module at `path` lies in, named from the outermost folder that is no package."""
+    names = module_names(path, root)
+    full = max(names, key=lambda n: n.count("."), default="")
+    if os.path.basename(path) == "__init__.py":
+        return full
+    return full.rsplit(".", 1)[0] if "." in full else ""
+
+
+def _wrappers(path: str, root: str, modules: set[str]) -> list[str]:
+    """Modules of the kernel module's own top-level package (tests aside) that import it — by name or relatively
+    (`from ._kernels import fwd`): what a test calls when it does not import the kernel module itself."""
+    path, root = os.path.abspath(path), os.path.abspath(root)
+    full = max(modules, key=lambda n: n.count("."), default="")
+    top = os.path.dirname(path)
+    for _ in range(full.count(".") - (os.path.basename(path) != "__init__.py")):
+        top = os.path.dirname(top)  # the folder of the package the longest name starts with (namespace ones too)
+    if top == root or not top.startswith(root + os.sep):
+        return []
+    stem = os.path.splitext(os.path.basename(path))[0]
+    out: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith(".") and d not in _TEST_DIRS)
+        for name in sorted(files):
+            if not name.endswith(".py") or name.startswith("test_") or name.endswith("_test.py"):
+                continue
+            seen += 1
+            if seen > MAX_SCANNED or len(out) >= MAX_WRAPPERS:
+                return out
+            p = os.path.join(folder, name)
+            if p == path:
+                continue
+            text, problem = read_source(p)
+            if problem or text is None or stem not in text:
+                continue
+            try:
+                tree = parse_module(text)
+            except (SyntaxError, ValueError):
+                continue
+            if _absolute_imports(tree, _package_of(p, root)) & modules:
+                out.append(p)
+    return out
 
 
 def _first_of_its_name(path: str, root: str) -> bool:

@@ -7,8 +7,11 @@ import re
 from ..model import SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
 from ..settings import Settings
 from ..source import parse_module
+from ..checks.registry import cost_cause
 from ..checks.verdict import limit, outcome
-from ..frontend.specs import ASSUMED, CONFIG_LABEL
+from ..frontend.launchers import is_test_label
+from ..frontend.specs import ASSUMED, AUTO_CAPTURE, CONFIG_LABEL
+from ..units import fmt_us
 
 _OWN_PREFIX = {"Timeout": "compile timed out", "WorkerCrash": "compiler crashed", "InternalError": "internal error",
                "Cancelled": "compile cancelled", "MemoryLimit": "memory bound reached",
@@ -227,6 +230,36 @@ def note_assumed(kernel: KernelInfo, spec: Spec, findings: list[Finding], source
         limit(f, "info", f"compiled with {shown} assumed (no capture, hint or launch site gives "
               f"{'it' if len(behind) == 1 else 'them'}): a hint or a capture makes this certain", "assumed")
         f.data["assumed"] = behind
+
+
+# what a rule's cost cause says the finding is about: the launch's own shape (its grid, its masked lanes)
+_SHAPE_CAUSES = ("grid", "lanes")
+
+
+def note_test_launch(spec: Spec, metrics: dict, findings: list[Finding]) -> None:
+    """A finding made on the launches of the file's own launch code run without a GPU (gpu/autocapture.py) rests on
+    their shapes, which a test picks small: when every such launch is bound by the launch itself (the cost model's
+    "launch-bound"), nothing in the code costs it anything, and a finding is at most an info that says so; a finding
+    about the launch's shape itself (its grid, its masked lanes: the rule's cost cause) from a test is about the test's
+    shape, not a production one — at most an info too (checks/verdict: a ceiling). SRC findings and errors are left
+    alone: a compile error or a launch that cannot fit holds for every shape."""
+    labels = {o[len(AUTO_CAPTURE) + 2:] for o in spec.origins.values() if o.startswith(AUTO_CAPTURE + ": ")}
+    if not labels:
+        return
+    costs = [c for c in metrics.get("launch_costs") or () if isinstance(c, dict)]
+    launch_bound = bool(costs) and all(c.get("bound") == "launch-bound" for c in costs)
+    test = any(is_test_label(x) for x in labels)
+    who = sorted(labels)[0].removeprefix("launched by ").removesuffix(", no GPU")
+    longest = max((float(c.get("est_us") or 0) for c in costs), default=0.0)
+    for f in findings:
+        if f.code.startswith("SRC") or f.severity == "error":
+            continue
+        if launch_bound:
+            limit(f, "info", f"a test-sized launch: ~{fmt_us(longest)} a launch, bound by the launch itself whatever "
+                  f"the code ({who}) — capture a real run for the launches that matter", "test-launch")
+        elif test and cost_cause(f.code) in _SHAPE_CAUSES:
+            limit(f, "info", f"the shape of a test's launch ({who}), not a production one — capture a real run to "
+                  f"weigh it", "test-launch")
 
 
 def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pending: bool = False) -> None:
