@@ -60,3 +60,30 @@ def test_check_shows_tuning_and_small_m_tile(tmp_path):
     tile = codes["LAUNCH004"]
     assert tile.line == 57 and tile.data["extent"] == 16 and tile.data["fit"] == 16
     assert MeasuredAdvice.from_data(tile.data).outcome == "none measured"
+
+
+def test_check_fix_adds_the_fitting_config_and_the_tile_finding_goes(tmp_path, capsys):
+    """`check --fix` on the decode capture: the literal autotune list gains a config with BLOCK_SIZE_M = 16 (proven by
+    re-compiling the captured spec with it); checked again, LAUNCH004 is gone — the advice is in the list, untimed —
+    and LAUNCH005 says the capture has not timed the new config."""
+    from tritonlens.cli import main as cli_main
+
+    ws = _workspace(tmp_path)
+    path = str(ws / "bench" / "autotune" / "tutorial_matmul.py")
+    before = open(path, encoding="utf-8").read()
+    code = cli_main(["check", path, "--fix", "--target", "cuda:90", "--workers", "1"])
+    out, _ = capsys.readouterr()
+    after = open(path, encoding="utf-8").read()
+    assert "LAUNCH004 fixed: Add a config BLOCK_SIZE_M=16" in out, out
+    assert "1 fix(es) applied in 1 file(s)" in out and code == 0
+    added = [line for line in after.splitlines() if line not in before.splitlines()]
+    assert len(added) == 2 and added[0].lstrip().startswith('triton.Config({"BLOCK_SIZE_M": 16, '), added
+    assert all(len(line) <= 120 for line in added)
+    with Checker(Settings(target="cuda:90")) as checker:
+        report = checker.check_file(path)
+    kr = report.kernels[0]
+    assert not [f for f in kr.findings if f.code == "LAUNCH004"]
+    assert len(kr.kernel.autotune_configs) == 9
+    tuning = next(f for f in kr.findings if f.code == "LAUNCH005")
+    assert len(tuning.data["untimed"]) == 1 and tuning.data["untimed"][0].startswith("BLOCK_SIZE_M=16")
+    assert "capture again to have the autotuner time it" in tuning.message

@@ -144,6 +144,26 @@ def key_text(key: tuple) -> str:
     return ", ".join(str(k).removeprefix("torch.") for k in key) if key else "(no key)"
 
 
+def config_ident(cfg: MeasuredConfig) -> tuple:
+    """A config as the autotune list and the tuning lines both name it: its kwargs, num_warps and num_stages (with
+    Triton's defaults 4 and 3), num_ctas only when not 1."""
+    ctas = cfg.value("num_ctas")
+    return (tuple(sorted(cfg.kwargs)), cfg.value("num_warps") or 4, cfg.value("num_stages") or 3,
+            ctas if ctas not in (None, 1) else 1)
+
+
+def list_configs(kernel) -> list[MeasuredConfig]:
+    """The kernel's literal autotune configs (KernelInfo.autotune_configs) as configs, untimed."""
+    return [c for c in map(_config, getattr(kernel, "autotune_configs", None) or []) if c is not None]
+
+
+def untimed_configs(kernel, tunings: list["KeyTuning"]) -> list[MeasuredConfig]:
+    """The autotune list's configs that no captured key timed or pruned: added after the capture (a proposal applied),
+    so the autotuner has not measured them yet."""
+    seen = {config_ident(c) for kt in tunings for c in kt.configs + kt.pruned}
+    return [c for c in list_configs(kernel) if config_ident(c) not in seen]
+
+
 def same_config(cfg: MeasuredConfig, constants: dict[str, Any], options: dict[str, Any]) -> bool:
     """Whether a compiled spec (its constexpr values and options) is this config."""
     return all(constants.get(k) == v for k, v in cfg.kwargs) and \
@@ -375,13 +395,25 @@ def _for_finding(tunings: list[KeyTuning], f) -> KeyTuning:
                 tunings[0])
 
 
+def waiting_configs(ctx, tuning: KeyTuning, direction: str) -> list[MeasuredConfig]:
+    """Configs of the kernel's autotune list in `direction` from the chosen config that the captured run never timed
+    (nor pruned): the advice is already in the list, and the autotuner decides on its next run."""
+    chosen = tuning.chosen_config
+    if chosen is None:
+        return []
+    return [c for c in untimed_configs(ctx.kernel, [tuning]) if _in_direction(direction, c, chosen)]
+
+
 def judge(ctx, findings: list) -> None:
     """Attach to each finding that advises a config change (`data["advises"]`) what the autotuner measured that way
     for the spec's key (a MeasuredAdvice in `data["measured_advice"]`) and say it in the message. No severity is set
-    here: the verdict reads the evidence."""
+    here: the verdict reads the evidence. A finding whose advice none of the measured configs took, but that a
+    config of the autotune list the capture never timed does take (a proposal applied since), is dropped: the
+    advice is done, and what the autotuner measures of it on the next run is LAUNCH005's to show."""
     tunings = spec_tunings(ctx)
     if not tunings:
         return
+    done = []
     for f in findings:
         advises = f.data.get("advises")
         if not isinstance(advises, list) or not advises:
@@ -393,6 +425,9 @@ def judge(ctx, findings: list) -> None:
         # The first direction is the advice itself (the evidence); a broader one after it (a smaller tile, where the
         # advice is a tile of at most 16) is said too when only it was measured.
         evidence = verdicts[0]
+        if evidence.outcome == "none measured" and waiting_configs(ctx, kt, evidence.direction):
+            done.append(f)
+            continue
         f.data[MeasuredAdvice.FIELD] = evidence.to_data()
         f.message = f"{f.message}; {evidence.text()}"
         if evidence.contradicts:  # a ceiling for the verdict (checks/verdict), said in the message already
@@ -402,3 +437,5 @@ def judge(ctx, findings: list) -> None:
         broader = next((v for v in verdicts[1:] if v.outcome != "none measured"), None)
         if evidence.outcome == "none measured" and broader is not None:
             f.message += f"; {broader.text()}"
+    for f in done:
+        findings.remove(f)

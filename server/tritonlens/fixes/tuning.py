@@ -69,14 +69,32 @@ def proposals(kr: KernelReport, f: Finding, constants: dict[str, Any], options: 
     return out
 
 
-def config_text(prefix: str, cfg: dict[str, Any]) -> str:
+LINE_MAX = 120  # a config longer than this at its indent continues its options on the next line
+
+
+def config_text(prefix: str, cfg: dict[str, Any], indent: int = 0) -> str:
+    """The `triton.Config(...)` call of a proposal, as the list writes them (options on a continuation line, under
+    the call's opening parenthesis, when one line would be longer than LINE_MAX)."""
     kwargs = ", ".join(f"{k!r}: {v!r}" for k, v in cfg["kwargs"].items()).replace("'", '"')
-    return f"{prefix}({{{kwargs}}}, num_stages={cfg['num_stages']}, num_warps={cfg['num_warps']})"
+    head, opts = f"{prefix}({{{kwargs}}},", f"num_stages={cfg['num_stages']}, num_warps={cfg['num_warps']})"
+    if indent + len(head) + 1 + len(opts) + 1 <= LINE_MAX:
+        return f"{head} {opts}"
+    return f"{head}\n{' ' * (indent + len(prefix) + 1)}{opts}"
 
 
 def label(cfg: dict[str, Any]) -> str:
     parts = [f"{k}={v}" for k, v in cfg["kwargs"].items()]
     return ", ".join(parts + [f"num_warps={cfg['num_warps']}", f"num_stages={cfg['num_stages']}"])
+
+
+class NewConfigCandidate(LaunchCandidate):
+    """A config added to the autotune list: the configs already there stay, and the autotuner times the new one
+    against them on its next run, so a metric that got worse on the proven spec (a narrower cp.async, a lower
+    occupancy) trades nothing away by itself — only the cost model's estimate that it is no faster does (then it is
+    offered, never preferred, and `check --fix` leaves it)."""
+
+    def trades(self, worse: list[str]) -> list[str]:
+        return [w for w in worse if w.startswith("est. no faster")]
 
 
 def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[LaunchCandidate]:
@@ -102,9 +120,9 @@ def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[LaunchCandid
                               options=tuple((k, cfg[k]) for k in ("num_warps", "num_stages")
                                             if cs.spec.options.get(k) != cfg[k]),
                               constants=tuple((k, v) for k, v in cfg["kwargs"].items() if cs.spec.constants.get(k) != v))
-        edit = Edit.insert(end_line - 1, end_col, ",\n" + " " * col + config_text(prefix, cfg))
-        cand = LaunchCandidate(f"Add a config {label(cfg)} to the autotune list (a {name} that fits the launch; "
-                               "compiled here, to be timed on a GPU before it is kept)", None, name, cfg["kwargs"][name],
-                               variant, index, where="config", edit=edit)
+        edit = Edit.insert(end_line - 1, end_col, ",\n" + " " * col + config_text(prefix, cfg, col))
+        cand = NewConfigCandidate(f"Add a config {label(cfg)} to the autotune list (the autotuner times it on its "
+                                  "next run)", None, name,
+                                  cfg["kwargs"][name], variant, index, where="config", edit=edit)
         cand.group = f"config:{label(cfg)}"
         yield cand

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checks.tuning import KeyTuning, TuningSummary, same_config
+from ..checks.tuning import KeyTuning, TuningSummary, same_config, untimed_configs
 from ..model import Finding, KernelReport
 from ..settings import Settings
 
@@ -40,9 +40,13 @@ def tuning_finding(kr: KernelReport, summary: TuningSummary | None, settings: Se
     estimates = _estimates(kr, summary)
     head = (f"the autotuner measured {sum(len(kt.timed) for kt in summary.keys)} config timings over "
             f"{len(summary.keys)} captured key{'s' if len(summary.keys) != 1 else ''}")
-    message = "; ".join([head] + keys + [summary.dead_line()] + estimates)
+    untimed = [c.label() for c in untimed_configs(k, summary.keys)]
+    waiting = [f"{len(untimed)} config{'s' if len(untimed) != 1 else ''} of the autotune list not timed in the "
+               f"captured run ({'; '.join(untimed[:3])}{'; …' if len(untimed) > 3 else ''}): capture again to have "
+               f"the autotuner time {'them' if len(untimed) != 1 else 'it'}"] if untimed else []
+    message = "; ".join([head] + keys + [summary.dead_line()] + waiting + estimates)
     data: dict[str, Any] = {"tuning": summary.to_json(), "estimates": estimates,
-                            "dead": [d.config.label() for d in summary.dead], "merge_key": CODE}
+                            "dead": [d.config.label() for d in summary.dead], "untimed": untimed, "merge_key": CODE}
     line = k.decorator_line
     # no severity of its own: the verdict gives it the registered default, or the user's setting
     return Finding(k.path, line, 1, line, 1, CODE, "", message, kernel=k.name, data=data)
