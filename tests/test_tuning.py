@@ -87,3 +87,45 @@ def test_check_fix_adds_the_fitting_config_and_the_tile_finding_goes(tmp_path, c
     tuning = next(f for f in kr.findings if f.code == "LAUNCH005")
     assert len(tuning.data["untimed"]) == 1 and tuning.data["untimed"][0].startswith("BLOCK_SIZE_M=16")
     assert "capture again to have the autotuner time it" in tuning.message
+
+
+def test_capture_notes_a_library_autotuner_that_overrides_run():
+    """A library's Autotuner subclass with its own `run` (FlagGems' LibTuner benchmarks there, not in Autotuner.run)
+    gets the capture's tuning wrapper, whether it is defined before the hook is installed or after (at the
+    library's import)."""
+    from triton.runtime.autotuner import Autotuner
+
+    from tritonlens.gpu.capture_hook import _wrap_subclass_runs
+    from tritonlens.gpu.patching import MARK
+
+    class Before(Autotuner):
+        def run(self, *args, **kwargs):
+            return "before"
+
+    class Hook:
+        def wrap_autotune_run(self, run):
+            def wrapped(tuner, *args, **kwargs):
+                return ("noted", run(tuner, *args, **kwargs))
+
+            setattr(wrapped, MARK, True)
+            return wrapped
+
+    saved = Autotuner.__dict__.get("__init_subclass__")
+    try:
+        _wrap_subclass_runs(Autotuner, Hook())
+
+        class After(Autotuner):
+            def run(self, *args, **kwargs):
+                return "after"
+
+        class Inherits(After):  # no run of its own: After's wrapped run, not wrapped twice
+            pass
+
+        me = object.__new__(Inherits)
+        assert Before.run(object.__new__(Before)) == ("noted", "before")
+        assert After.run(me) == ("noted", "after") and Inherits.run is After.run
+    finally:
+        if saved is None:
+            del Autotuner.__init_subclass__
+        else:
+            Autotuner.__init_subclass__ = saved
