@@ -19,19 +19,31 @@ CODES = {"LAUNCH004"}
 MAX_PROPOSALS = 3
 
 
+def _measured(kr: KernelReport) -> list:
+    tuning = getattr(kr, "tuning", None)
+    return [c for kt in (tuning.keys if tuning is not None else []) for c in kt.configs + kt.pruned]
+
+
 def _config_names(kr: KernelReport) -> list[str]:
+    """The constexprs the configs set: the literal list's, else (configs built by code, a library's own tuner) the
+    ones the autotuner measured."""
     names: list[str] = []
-    for cfg in kr.kernel.autotune_configs or []:
-        for k in (cfg.get("kwargs") or {}):
+    kwargs = [cfg.get("kwargs") or {} for cfg in kr.kernel.autotune_configs or []] or \
+        [dict(c.kwargs) for c in _measured(kr)]
+    for kw in kwargs:
+        for k in kw:
             if k not in names:
                 names.append(k)
     return names
 
 
 def _existing(kr: KernelReport) -> set[tuple]:
+    """The configs the kernel has: its literal list's and every one the autotuner timed or pruned."""
     out = set()
     for cfg in kr.kernel.autotune_configs or []:
         out.add((tuple(sorted((cfg.get("kwargs") or {}).items())), cfg.get("num_warps", 4), cfg.get("num_stages", 3)))
+    for c in _measured(kr):
+        out.add((tuple(sorted(c.kwargs)), c.value("num_warps") or 4, c.value("num_stages") or 3))
     return out
 
 
@@ -96,33 +108,51 @@ class NewConfigCandidate(LaunchCandidate):
     def trades(self, worse: list[str]) -> list[str]:
         return [w for w in worse if w.startswith("est. no faster")]
 
+    @property
+    def writes(self) -> bool:
+        """Whether it edits the file (a literal list to add it to)."""
+        return self._edit is not None
 
-def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[LaunchCandidate]:
-    """One fix per proposed config: insert it after the last `triton.Config(...)` of the literal list; proven on the
-    spec the finding came from with the new tile (compiled on the CPU)."""
+
+def proposal_candidates(kr: KernelReport, f: Finding, text: str | None) -> list[tuple[dict[str, Any], NewConfigCandidate]]:
+    """Each proposed config with its candidate, proven on the spec the finding came from with the new values
+    (`launch.prove`); the candidate carries the edit that adds it after the last `triton.Config(...)` of the literal
+    list when there is one (`text` given and the list literal), else none (configs built by code: proven and timed,
+    not written)."""
     if f.code not in CODES:
-        return
-    sources = config_sources(kr.kernel.path, text, kr.kernel.def_line)
+        return []
     held = holding(kr, f)
-    if not sources or not held:
-        return
+    if not held:
+        return []
     cs = held[0]
     index = kr.compiled.index(cs)
-    last = sources[-1]
-    lines = text.splitlines()
-    line, col = last.call[0], last.call[1]
-    call_text = lines[line - 1][col:] if line - 1 < len(lines) else ""
-    prefix = call_text.split("(", 1)[0].strip() or "triton.Config"
-    end_line, end_col = last.call[2], last.call[3]
+    sources = config_sources(kr.kernel.path, text, kr.kernel.def_line) if text is not None else None
+    out = []
     for cfg in proposals(kr, f, cs.spec.constants, cs.spec.options):
-        name = f.data["name"]
         variant = SpecVariant(kr.name, cs.spec.key(),
                               options=tuple((k, cfg[k]) for k in ("num_warps", "num_stages")
                                             if cs.spec.options.get(k) != cfg[k]),
                               constants=tuple((k, v) for k, v in cfg["kwargs"].items() if cs.spec.constants.get(k) != v))
-        edit = Edit.insert(end_line - 1, end_col, ",\n" + " " * col + config_text(prefix, cfg, col))
+        edit = None
+        if sources and text is not None:
+            last = sources[-1]
+            lines = text.splitlines()
+            line, col = last.call[0], last.call[1]
+            call_text = lines[line - 1][col:] if line - 1 < len(lines) else ""
+            prefix = call_text.split("(", 1)[0].strip() or "triton.Config"
+            edit = Edit.insert(last.call[2] - 1, last.call[3], ",\n" + " " * col + config_text(prefix, cfg, col))
+        name = f.data["name"]
         cand = NewConfigCandidate(f"Add a config {label(cfg)} to the autotune list (the autotuner times it on its "
-                                  "next run)", None, name,
-                                  cfg["kwargs"][name], variant, index, where="config", edit=edit)
+                                  "next run)", None, name, cfg["kwargs"][name], variant, index, where="config",
+                                  edit=edit)
         cand.group = f"config:{label(cfg)}"
-        yield cand
+        out.append((cfg, cand))
+    return out
+
+
+def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[LaunchCandidate]:
+    """One fix per proposed config that the literal list can take: insert it after the list's last
+    `triton.Config(...)`; proven on the spec the finding came from with the new tile (compiled on the CPU)."""
+    for _, cand in proposal_candidates(kr, f, text):
+        if cand.writes:
+            yield cand
