@@ -265,7 +265,11 @@ def tuning_record(*, tuner: Any, jit_function: Any, key: tuple | None, timings: 
             chosen_index = len(configs)
         configs.append(entry)
     if chosen_index is None and chosen is not None:  # a cache that hands back a copy of the chosen config
-        chosen_index = next((i for i, c in enumerate(timings) if i < len(configs) and _same(c, chosen)), None)
+        best = getattr(tuner, "best_config", None)
+        listed = list(timings)[:len(configs)]
+        chosen_index = next((i for i, c in enumerate(listed) if c is best), None)
+        if chosen_index is None:
+            chosen_index = next((i for i, c in enumerate(listed) if _same(c, chosen)), None)
     timed = {id(c) for c in timings}
     offered = list(getattr(tuner, "configs", []) or [])
     pruned = [config_fields(c) for c in offered if id(c) not in timed][:MAX_TUNING_CONFIGS]
