@@ -129,3 +129,54 @@ def test_capture_notes_a_library_autotuner_that_overrides_run():
             del Autotuner.__init_subclass__
         else:
             Autotuner.__init_subclass__ = saved
+
+
+def test_check_fix_prune_removes_the_dead_configs_and_keeps_each_keys_choice(tmp_path, capsys):
+    """LAUNCH005's fix on the H200 capture (decode and prefill keys, 8 configs, 6 never within 10% of the best):
+    `check --fix` alone leaves the list as it is; `--fix-prune` removes the 6 dead configs, keeps the two chosen
+    ones, and says the autotuning time saved (their recorded trial times)."""
+    from tritonlens.cli import main as cli_main
+
+    ws = _workspace(tmp_path)
+    path = str(ws / "bench" / "autotune" / "tutorial_matmul.py")
+    with Checker(Settings(target="cuda:90")) as checker:
+        kr = checker.check_file(path).kernels[0]
+    tuning = next(f for f in kr.findings if f.code == "LAUNCH005")
+    plan = tuning.data["prune"]
+    assert plan["why_not"] is None and len(plan["positions"]) == 6 and plan["saves_s"] > 1
+    assert f"saving {plan['saves_s']:.2f} s of autotuning over the 2 captured keys" in tuning.message
+    chosen = {kt.chosen_config.label() for kt in kr.tuning.keys}
+    assert len(chosen) == 2 and not chosen & set(plan["configs"])
+
+    cli_main(["check", path, "--fix", "--select", "LAUNCH005", "--target", "cuda:90", "--workers", "1"])
+    out, _ = capsys.readouterr()
+    assert "0 fix(es) applied" in out and "LAUNCH005 fixed" not in out  # pruning is asked for, never implied
+
+    cli_main(["check", path, "--fix-prune", "--select", "LAUNCH005", "--target", "cuda:90", "--workers", "1"])
+    out, _ = capsys.readouterr()
+    assert f"LAUNCH005 fixed: Remove the 6 dead configs from the autotune list (saves {plan['saves_s']:.2f} s" in out
+    with Checker(Settings(target="cuda:90")) as checker:
+        kr2 = checker.check_file(path).kernels[0]
+    left = [f"BLOCK_SIZE_M={c['kwargs']['BLOCK_SIZE_M']}, BLOCK_SIZE_N={c['kwargs']['BLOCK_SIZE_N']}"
+            for c in kr2.kernel.autotune_configs]
+    assert sorted(left) == ["BLOCK_SIZE_M=128, BLOCK_SIZE_N=256", "BLOCK_SIZE_M=32, BLOCK_SIZE_N=64"]
+    after = next(f for f in kr2.findings if f.code == "LAUNCH005")
+    assert "no dead config is left in the autotune list" in after.message
+
+
+def test_pruning_is_not_offered_when_a_launched_key_was_not_measured(tmp_path):
+    """Without the prefill key's tuning line, the capture still has the prefill launch: a config dead at decode may
+    win at prefill (one did: 128×256 is prefill's choice), so no prune is offered and LAUNCH005 says why."""
+    ws = _workspace(tmp_path)
+    lines = [line for line in open(FIXTURE, encoding="utf-8")
+             if not ('"tuning"' in line and '"key": [8192' in line)]
+    (ws / ".tritonlens" / "captures.jsonl").write_text("".join(lines))
+    with Checker(Settings(target="cuda:90")) as checker:
+        kr = checker.check_file(str(ws / "bench" / "autotune" / "tutorial_matmul.py")).kernels[0]
+    tuning = next(f for f in kr.findings if f.code == "LAUNCH005")
+    assert "1 of the 2 keys the captured launches ran have no autotuner timings" in tuning.data["prune"]["why_not"]
+    assert "pruning not offered" in tuning.message
+    from tritonlens.fixes.tuning import prune_candidates
+
+    text = open(kr.kernel.path, encoding="utf-8").read()
+    assert not list(prune_candidates(kr, tuning, text))

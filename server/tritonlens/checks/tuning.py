@@ -282,6 +282,67 @@ def summarize(tunings: list[KeyTuning], margin: float = DEAD_MARGIN) -> TuningSu
     return TuningSummary(keys, dead, margin, len(seen))
 
 
+# ---------------------------------------------------------------- pruning the dead configs
+@dataclass
+class PrunePlan:
+    """What pruning the dead configs from the literal autotune list would do: `configs` the dead configs still in the
+    list (never the chosen config of any key), `positions` their 0-based places in it, `saves_s` the autotuning time
+    they cost over the captured keys (their recorded trial times); `why_not` when pruning is not offered."""
+
+    configs: list[MeasuredConfig] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
+    saves_s: float | None = None
+    why_not: str | None = None
+    keys: int = 0
+
+    def text(self) -> str:
+        if self.why_not:
+            return f"pruning not offered: {self.why_not}"
+        if not self.configs:
+            return "no dead config is left in the autotune list"
+        saves = f", saving {self.saves_s:.2f} s of autotuning over the {self.keys} captured key" \
+            f"{'s' if self.keys != 1 else ''} (their recorded trial times)" if self.saves_s is not None else ""
+        return f"pruning the {len(self.configs)} dead config{'s' if len(self.configs) != 1 else ''} still in the " \
+            f"autotune list{saves}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"configs": [c.label() for c in self.configs], "positions": self.positions, "saves_s": self.saves_s,
+                "why_not": self.why_not}
+
+
+def prune_plan(summary: TuningSummary, kernel, launched_keys: list[tuple]) -> PrunePlan:
+    """Which dead configs the literal list can lose. Offered only when every key the captured launches ran (their
+    values of the autotune key's arguments, `launched_keys`) has the autotuner's timings: a config dead at the keys
+    measured may win at one that was not."""
+    listed = list_configs(kernel)
+    if not listed:
+        return PrunePlan(why_not="the kernel has no literal autotune list to remove configs from")
+    if not launched_keys:
+        return PrunePlan(why_not="no captured launch says which keys the program runs")
+    measured = [kt.key for kt in summary.keys]
+    missing = [k for k in dict.fromkeys(launched_keys) if not any(tuple(m[:len(k)]) == k for m in measured)]
+    if missing:
+        n = len(dict.fromkeys(launched_keys))
+        return PrunePlan(why_not=f"{len(missing)} of the {n} keys the captured launches ran have no autotuner "
+                                 f"timings in the capture (key {key_text(missing[0])}): capture them on a GPU "
+                                 "(tritonlens capture) first, a config dead at the keys measured may win there")
+    chosen = {config_ident(kt.chosen_config) for kt in summary.keys if kt.chosen_config is not None}
+    dead = {config_ident(d.config): d for d in summary.dead}
+    plan = PrunePlan(keys=len(summary.keys))
+    costs = []
+    for i, c in enumerate(listed):
+        ident = config_ident(c)
+        if ident in dead and ident not in chosen:
+            plan.configs.append(c)
+            plan.positions.append(i)
+            if dead[ident].cost_s is not None:
+                costs.append(dead[ident].cost_s)
+    if len(plan.positions) >= len(listed):  # never an empty list (a chosen config is never dead: defensive)
+        return PrunePlan(why_not="every config of the list is dead")
+    plan.saves_s = sum(costs) if costs else None
+    return plan
+
+
 # ---------------------------------------------------------------- advice judged by measurement
 @dataclass(frozen=True)
 class MeasuredAdvice:

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 from ..frontend.config_spans import config_sources
 from ..model import KernelReport, Finding, SpecVariant
 from .configs import holding
-from .edit import Edit
+from .edit import Edit, Position, Range, apply_edits
 from .launch import LaunchCandidate
 
 CODES = {"LAUNCH004"}
@@ -156,3 +156,73 @@ def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[LaunchCandid
     for _, cand in proposal_candidates(kr, f, text):
         if cand.writes:
             yield cand
+
+
+# ---------------------------------------------------------------- LAUNCH005: prune the dead configs
+PRUNE_CODE = "LAUNCH005"
+
+
+def _range(span) -> Range:
+    return Range(Position(span[0] - 1, span[1]), Position(span[2] - 1, span[3]))
+
+
+class PruneCandidate:
+    """Remove the dead configs (LAUNCH005's `data["prune"]`) from the literal autotune list: every one the
+    autotuner timed at the captured keys and never found within the margin of the best, none the chosen config of
+    any key. Proven by checking the edited text again: it parses, the list lost exactly those configs, and every
+    captured spec still compiles."""
+
+    group = "prune"
+
+    def __init__(self, label: str, edits: list[Edit], positions: list[int], kept: int):
+        self.label, self.edits, self.positions, self.kept = label, edits, positions, kept
+        self.values: dict[str, str] = {}
+        self.new_text = ""
+        self.shift = 0
+        self.traded = False
+
+    def apply(self, text: str) -> tuple[list[Edit], str, int]:
+        return list(self.edits), apply_edits(text, self.edits), 0
+
+    def proven_by(self, old: KernelReport, new: KernelReport, f: Finding) -> tuple[str | None, bool]:
+        left = new.kernel.autotune_configs or []
+        if len(left) != self.kept or any(g.code == "SRC001" for g in new.findings) or \
+                sum(1 for cs in new.compiled if cs.artifacts is not None and cs.artifacts.ok) < \
+                sum(1 for cs in old.compiled if cs.artifacts is not None and cs.artifacts.ok):
+            return None, False
+        return f"{self.kept} config{'s' if self.kept != 1 else ''} left, each key's choice kept", False
+
+
+def _removals(sources, positions: list[int]) -> list[Edit]:
+    """Edits deleting the configs at `positions` (0-based) with their separating commas: each up to the next
+    config, and the list's tail (after the last config kept) in one piece."""
+    drop = set(positions)
+    kept = [i for i in range(len(sources)) if i not in drop]
+    last_kept = kept[-1]
+    edits = []
+    for i in sorted(drop):
+        if i < last_kept:
+            a, b = sources[i].call, sources[i + 1].call
+            edits.append(Edit(_range((a[0], a[1], b[0], b[1])), ""))
+    if any(i > last_kept for i in drop):
+        a, b = sources[last_kept].call, sources[-1].call
+        edits.append(Edit(_range((a[2], a[3], b[2], b[3])), ""))
+    return edits
+
+
+def prune_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[PruneCandidate]:
+    """The one prune fix of a LAUNCH005 finding, when its plan offers one and the list is literal in `text`."""
+    plan = f.data.get("prune") if f.code == PRUNE_CODE else None
+    if not isinstance(plan, dict) or plan.get("why_not") or not plan.get("positions"):
+        return
+    sources = config_sources(kr.kernel.path, text, kr.kernel.def_line)
+    listed = kr.kernel.autotune_configs or []
+    positions = [p for p in plan["positions"] if isinstance(p, int)]
+    if not sources or len(sources) != len(listed) or not positions or max(positions) >= len(sources) or \
+            len(positions) >= len(sources):
+        return
+    n = len(positions)
+    saves = plan.get("saves_s")
+    said = f" (saves {saves:.2f} s of autotuning at the captured keys)" if isinstance(saves, (int, float)) else ""
+    yield PruneCandidate(f"Remove the {n} dead config{'s' if n != 1 else ''} from the autotune list{said}",
+                         _removals(sources, positions), positions, len(sources) - n)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checks.tuning import KeyTuning, TuningSummary, same_config, untimed_configs
+from ..checks.tuning import KeyTuning, PrunePlan, TuningSummary, prune_plan, same_config, untimed_configs
 from ..model import Finding, KernelReport
 from ..settings import Settings
 
@@ -31,6 +31,29 @@ def _estimates(kr: KernelReport, summary: TuningSummary) -> list[str]:
     return out
 
 
+def launched_keys(kr: KernelReport) -> list[tuple]:
+    """The autotune keys (the values of the key's arguments, in the key's order) of every captured launch the
+    autotuner's choice made, or a launch captured without a GPU (whose choice was the GPU's to make)."""
+    names = list(kr.kernel.autotune_key or [])
+    out: list[tuple] = []
+    if not names:
+        return out
+    for cs in kr.compiled:
+        if cs.spec.autotune not in ("chosen", "unknown"):
+            continue
+        for rec in cs.spec.launch_records or []:
+            args = rec.get("args") if isinstance(rec, dict) else None
+            values = [args.get(n, {}).get("value") if isinstance(args, dict) and isinstance(args.get(n), dict)
+                      else None for n in names]
+            if all(v is not None for v in values):
+                out.append(tuple(values))
+    return out
+
+
+def plan_of(kr: KernelReport, summary: TuningSummary) -> PrunePlan:
+    return prune_plan(summary, kr.kernel, launched_keys(kr))
+
+
 def tuning_finding(kr: KernelReport, summary: TuningSummary | None, settings: Settings) -> Finding | None:
     """LAUNCH005 for a kernel with tuning lines in its captures; None without any (or when switched off)."""
     if summary is None:
@@ -44,9 +67,13 @@ def tuning_finding(kr: KernelReport, summary: TuningSummary | None, settings: Se
     waiting = [f"{len(untimed)} config{'s' if len(untimed) != 1 else ''} of the autotune list not timed in the "
                f"captured run ({'; '.join(untimed[:3])}{'; …' if len(untimed) > 3 else ''}): capture again to have "
                f"the autotuner time {'them' if len(untimed) != 1 else 'it'}"] if untimed else []
-    message = "; ".join([head] + keys + [summary.dead_line()] + waiting + estimates)
+    plan = plan_of(kr, summary) if summary.dead else None
+    pruning = [plan.text()] if plan is not None else []
+    message = "; ".join([head] + keys + [summary.dead_line()] + pruning + waiting + estimates)
     data: dict[str, Any] = {"tuning": summary.to_json(), "estimates": estimates,
                             "dead": [d.config.label() for d in summary.dead], "untimed": untimed, "merge_key": CODE}
+    if plan is not None:
+        data["prune"] = plan.to_json()
     line = k.decorator_line
     # no severity of its own: the verdict gives it the registered default, or the user's setting
     return Finding(k.path, line, 1, line, 1, CODE, "", message, kernel=k.name, data=data)
