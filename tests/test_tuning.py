@@ -180,3 +180,34 @@ def test_pruning_is_not_offered_when_a_launched_key_was_not_measured(tmp_path):
 
     text = open(kr.kernel.path, encoding="utf-8").read()
     assert not list(prune_candidates(kr, tuning, text))
+
+
+def test_tuning_line_of_a_kernel_under_heuristics():
+    """`@autotune` over `@triton.heuristics` (FlagGems' bmm): the tuning line names the kernel's own function and
+    file, not the Heuristics wrapper (which has `arg_names` and `fn` too)."""
+    import triton
+    import triton.language as tl
+
+    from tritonlens.gpu.capture_hook import _Hook
+
+    @triton.autotune(configs=[triton.Config({"B": 16}), triton.Config({"B": 32})], key=["n"])
+    @triton.heuristics({"EVEN": lambda args: args["n"] % 16 == 0})
+    @triton.jit
+    def scaled(x_ptr, n, B: tl.constexpr, EVEN: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, B), tl.arange(0, B))
+
+    written = []
+
+    class Writer:
+        def append_records(self, recs):
+            written.extend(recs)
+
+    hook = object.__new__(_Hook)
+    hook.writer, hook.root, hook.triton_version, hook._target = Writer(), REPO, "3.6.0", lambda: "cuda:90"
+    timings = {c: [0.01 * (i + 1), 0.01, 0.01] for i, c in enumerate(scaled.configs)}
+    scaled.cache[(64,)] = scaled.configs[0]
+    frame = {"key": (64,), "measured": {}, "chosen_grid": (4,), "trials": 2}
+    hook.note_tuning(scaled, frame, timings, (None, 64), {})
+    (rec,) = written
+    assert rec["kernel"] == "scaled" and rec["path"] == "tests/test_tuning.py" and rec["chosen"] == 0
+    assert [c["time_us"] for c in rec["configs"]] == [10.0, 20.0]

@@ -206,7 +206,10 @@ class _Hook:
         line. Costs no GPU time: the times are the autotuner's; the grids and wall times were seen on the way."""
         try:
             jit_function = tuner.fn
-            while not hasattr(jit_function, "arg_names") or not hasattr(jit_function, "fn"):
+            # down to the JITFunction: through @triton.heuristics (it has arg_names and fn too) and other wrappers
+            for _ in range(8):
+                if hasattr(jit_function, "arg_names") and hasattr(getattr(jit_function, "fn", None), "__code__"):
+                    break
                 jit_function = jit_function.fn
             rec = tuning_record(tuner=tuner, jit_function=jit_function, key=frame["key"], timings=timings,
                                 measured=frame["measured"], chosen_grid=frame["chosen_grid"], args=args,
