@@ -24,6 +24,9 @@ timeout -k 10 "${CAPTURE_S:-170}" python3 -m tritonlens capture --time -- \
 echo "capture wall ${SECONDS} s" | tee -a "$RES/capture-log.txt"
 cp .tritonlens/captures.jsonl "$RES/captures.jsonl"
 echo "=== proposals timed"
-timeout -k 5 "${PROPOSALS_S:-80}" python3 "$REPO/bench/autotune/time_proposals.py" "$SITE" flag_gems/ops/addmm.py \
-  flag_gems.ops.addmm -o "$RES/proposals.jsonl" 2>&1 | tee "$RES/proposals-log.txt"
+for one in ${PROPOSE:-flag_gems/ops/addmm.py:flag_gems.ops.addmm}; do
+  name=$(basename "${one%%:*}" .py)
+  timeout -k 5 "${PROPOSALS_S:-80}" python3 "$REPO/bench/autotune/time_proposals.py" "$SITE" "${one%%:*}" \
+    "${one##*:}" -o "$RES/proposals-$name.jsonl" 2>&1 | tee "$RES/proposals-$name-log.txt"
+done
 cd "$REPO"

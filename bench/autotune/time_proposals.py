@@ -7,8 +7,8 @@ outputs, else withheld.
 
 ROOT holds `.tritonlens/captures.jsonl` (from `tritonlens capture --time`), PATH is the kernel's file relative to ROOT,
 MODULE the importable module that defines the kernel (`flag_gems.ops.addmm`; for the tutorial matmul,
-`tutorial_matmul` with bench/autotune on sys.path). The kernel is launched directly (its JITFunction, under any
-autotuner or library wrapper) with the captured launch's tensors (random values, the captured shapes, strides and
+`tutorial_matmul` with bench/autotune on sys.path). The kernel is launched directly below its autotuner and any
+library wrapper (its `@triton.heuristics`, which recomputes its constexprs for the proposal, else its JITFunction) with the captured launch's tensors (random values, the captured shapes, strides and
 dtypes) and scalars. The grid of a proposal: the grid formula that reproduces every grid the autotuner's trials
 launched (each axis a product of up to two `cdiv(scalar, constexpr)`, fitted to the tuning line's grids), else the
 captured grid when the proposal changes only the tile that already covered the extent.
@@ -33,6 +33,19 @@ def _jit(obj):
     while not isinstance(obj, JITFunction) and hasattr(obj, "fn") and seen < 8:
         obj, seen = obj.fn, seen + 1
     return obj if isinstance(obj, JITFunction) else None
+
+
+def _launchable(obj):
+    """What the library's launch reaches below its autotuner (and any library wrapper): `@triton.heuristics` when
+    there is one (it computes its constexprs from the launch's values and the config's), else the JITFunction."""
+    from triton.runtime.autotuner import Heuristics
+    from triton.runtime.jit import JITFunction
+
+    for _ in range(8):
+        if isinstance(obj, (Heuristics, JITFunction)):
+            return obj
+        obj = getattr(obj, "fn", None)
+    return None
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -105,8 +118,9 @@ def make_inputs(launch: dict, torch, seed: int = 1) -> dict:
     return out
 
 
-def launch_with(jit, inputs: dict, constants: dict, cfg: dict, grid, torch):
-    """Launch `jit` on copies of `inputs` with the config's constexprs and options; the tensors after the launch."""
+def launch_with(jit, inputs: dict, constants: dict, cfg: dict, grid, torch, launcher=None):
+    """Launch `launcher` (default `jit`) on copies of `inputs` with the config's constexprs and options; the tensors
+    after the launch."""
     args = {k: (v.clone() if torch.is_tensor(v) else v) for k, v in inputs.items()}
     constexprs = {p.name for p in jit.params if p.is_constexpr}
     call = {}
@@ -117,7 +131,7 @@ def launch_with(jit, inputs: dict, constants: dict, cfg: dict, grid, torch):
             call[name] = args[name]
         else:
             call[name] = constants.get(name)
-    jit[grid](**call, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    (launcher or jit)[grid](**call, num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     torch.cuda.synchronize()
     return call, {k: v for k, v in args.items() if torch.is_tensor(v)}
 
@@ -152,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"finding: {kr.name} {f.code} line {f.line} [{f.severity}]: {f.message[:400]}")
             if not findings:
                 continue
-            jit = _jit(getattr(module, kr.name, None))
+            run = _launchable(getattr(module, kr.name, None))
+            jit = _jit(run)
             if jit is None:
                 print(f"{kr.name}: not found in {a.module}")
                 continue
@@ -175,9 +190,9 @@ def main(argv: list[str] | None = None) -> int:
                 if formula is not None and formula(chosen["kwargs"]) != grid0:
                     formula = None
                 inputs = make_inputs(rec, torch)
-                _, base = launch_with(jit, inputs, spec.constants, chosen, grid0, torch)
-                call0, _ = launch_with(jit, inputs, spec.constants, chosen, grid0, torch)
-                t0 = triton.testing.do_bench(lambda: jit[grid0](**call0, num_warps=chosen["num_warps"],
+                _, base = launch_with(jit, inputs, spec.constants, chosen, grid0, torch, run)
+                call0, _ = launch_with(jit, inputs, spec.constants, chosen, grid0, torch, run)
+                t0 = triton.testing.do_bench(lambda: run[grid0](**call0, num_warps=chosen["num_warps"],
                                                                 num_stages=chosen["num_stages"]),
                                              warmup=25, rep=200, quantiles=(0.5, 0.2, 0.8))
                 print(f"chosen {label(chosen)}: grid {grid0}, {t0[0] * 1000:.1f} µs")
@@ -194,8 +209,8 @@ def main(argv: list[str] | None = None) -> int:
                         rows.append(row)
                         print(json.dumps(row))
                         continue
-                    call, outs = launch_with(jit, inputs, spec.constants, cfg, grid, torch)
-                    t = triton.testing.do_bench(lambda: jit[grid](**call, num_warps=cfg["num_warps"],
+                    call, outs = launch_with(jit, inputs, spec.constants, cfg, grid, torch, run)
+                    t = triton.testing.do_bench(lambda: run[grid](**call, num_warps=cfg["num_warps"],
                                                                   num_stages=cfg["num_stages"]),
                                                 warmup=25, rep=200, quantiles=(0.5, 0.2, 0.8))
                     equal = all(torch.equal(outs[k], base[k]) for k in base)
