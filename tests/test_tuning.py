@@ -211,3 +211,27 @@ def test_tuning_line_of_a_kernel_under_heuristics():
     (rec,) = written
     assert rec["kernel"] == "scaled" and rec["path"] == "tests/test_tuning.py" and rec["chosen"] == 0
     assert [c["time_us"] for c in rec["configs"]] == [10.0, 20.0]
+
+
+def test_proposals_measured_slower_on_the_gpu_are_withheld(tmp_path, capsys):
+    """The tutorial matmul's three 16-row proposals, timed on the H200's captured decode launch
+    (bench/results/autotune/proposals.jsonl: 0.98×, 0.84×, 0.75× of the chosen config, outputs equal), in the
+    workspace's .tritonlens/proposals.jsonl: none is offered, and `check --fix` adds no config."""
+    from tritonlens.cli import main as cli_main
+    from tritonlens.fixes.search import Search
+    from tritonlens.fixes.tuning import proposal_timings
+
+    ws = _workspace(tmp_path)
+    shutil.copy(os.path.join(REPO, "bench", "results", "autotune", "proposals.jsonl"),
+                ws / ".tritonlens" / "proposals.jsonl")
+    path = str(ws / "bench" / "autotune" / "tutorial_matmul.py")
+    timings = proposal_timings(str(ws), path, "matmul_kernel")
+    assert len(timings) == 3 and not any(t.faster for t in timings.values())
+    with Checker(Settings(target="cuda:90")) as checker:
+        kr = checker.check_file(path).kernels[0]
+    tile = next(f for f in kr.findings if f.code == "LAUNCH004")
+    assert not Search(kr, tile, open(path, encoding="utf-8").read(), "LAUNCH004", str(ws)).cands
+    before = open(path, encoding="utf-8").read()
+    cli_main(["check", path, "--fix", "--select", "LAUNCH004", "--target", "cuda:90", "--workers", "1"])
+    out, _ = capsys.readouterr()
+    assert "0 fix(es) applied" in out and open(path, encoding="utf-8").read() == before

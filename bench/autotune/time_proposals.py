@@ -3,7 +3,7 @@ the launch's M, compiled and proven on the CPU) on the captured launch, against 
 same inputs, every tensor compared after the launch — as a proposal must be before it is kept: faster and the same
 outputs, else withheld.
 
-    python bench/autotune/time_proposals.py ROOT PATH MODULE [-o OUT.jsonl] [--captures FILE]
+    python bench/autotune/time_proposals.py ROOT PATH MODULE [-o OUT.jsonl] [--captures FILE] [--no-save]
 
 ROOT holds `.tritonlens/captures.jsonl` (from `tritonlens capture --time`), PATH is the kernel's file relative to ROOT,
 MODULE the importable module that defines the kernel (`flag_gems.ops.addmm`; for the tutorial matmul,
@@ -11,7 +11,9 @@ MODULE the importable module that defines the kernel (`flag_gems.ops.addmm`; for
 library wrapper (its `@triton.heuristics`, which recomputes its constexprs for the proposal, else its JITFunction) with the captured launch's tensors (random values, the captured shapes, strides and
 dtypes) and scalars. The grid of a proposal: the grid formula that reproduces every grid the autotuner's trials
 launched (each axis a product of up to two `cdiv(scalar, constexpr)`, fitted to the tuning line's grids), else the
-captured grid when the proposal changes only the tile that already covered the extent.
+captured grid when the proposal changes only the tile that already covered the extent. The timings are appended to
+ROOT/.tritonlens/proposals.jsonl, where `check` and the editor read them (fixes/tuning.proposal_timings): a
+proposal measured slower, or with other outputs, is withheld; one measured faster is the preferred fix.
 """
 from __future__ import annotations
 
@@ -143,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("module")
     ap.add_argument("-o", "--out", default=None)
     ap.add_argument("--captures", default=None)
+    ap.add_argument("--no-save", action="store_true",
+                    help="do not append the timings to ROOT/.tritonlens/proposals.jsonl (where check and the editor "
+                         "read them: a proposal measured slower is withheld, one measured faster preferred)")
     a = ap.parse_args(argv)
     import torch
     import triton
@@ -196,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                                                                 num_stages=chosen["num_stages"]),
                                              warmup=25, rep=200, quantiles=(0.5, 0.2, 0.8))
                 print(f"chosen {label(chosen)}: grid {grid0}, {t0[0] * 1000:.1f} µs")
-                for cfg, cand in proposal_candidates(kr, f, text):
+                for cfg, cand in proposal_candidates(kr, f, text, measured=False):
                     shown = launch_fixes.prove(checker, path, text, kr, f, cand)
                     row = {"kernel": kr.name, "path": a.path, "finding_line": f.line, "shape": scalars,
                            "proposal": label(cfg), "chosen": label(chosen), "proven_on_cpu": shown is not None,
@@ -225,9 +230,18 @@ def main(argv: list[str] | None = None) -> int:
                                max_rel_diff=max(diffs) if diffs else 0.0, verdict="offered" if keep else "withheld")
                     rows.append(row)
                     print(json.dumps(row))
+    gpu = torch.cuda.get_device_name()
+    for r in rows:
+        r["gpu"] = gpu
     if a.out:
         with open(a.out, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in rows)
+    if not a.no_save:
+        from tritonlens.fixes.tuning import PROPOSALS
+        from tritonlens.sidecar import sidecar_path
+
+        with open(sidecar_path(os.path.abspath(a.root), PROPOSALS), "a", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows if r.get("verdict") in ("offered", "withheld"))
     return 0
 
 
