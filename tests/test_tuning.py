@@ -216,10 +216,11 @@ def test_tuning_line_of_a_kernel_under_heuristics():
 def test_proposals_measured_slower_on_the_gpu_are_withheld(tmp_path, capsys):
     """The tutorial matmul's three 16-row proposals, timed on the H200's captured decode launch
     (bench/results/autotune/proposals.jsonl: 0.98×, 0.84×, 0.75× of the chosen config, outputs equal), in the
-    workspace's .tritonlens/proposals.jsonl: none is offered, and `check --fix` adds no config."""
+    workspace's .tritonlens/proposals.jsonl: LAUNCH004 says so and is an info, none is offered, and `check --fix`
+    adds no config."""
     from tritonlens.cli import main as cli_main
     from tritonlens.fixes.search import Search
-    from tritonlens.fixes.tuning import proposal_timings
+    from tritonlens.report.tuning import proposal_timings
 
     ws = _workspace(tmp_path)
     shutil.copy(os.path.join(REPO, "bench", "results", "autotune", "proposals.jsonl"),
@@ -230,6 +231,10 @@ def test_proposals_measured_slower_on_the_gpu_are_withheld(tmp_path, capsys):
     with Checker(Settings(target="cuda:90")) as checker:
         kr = checker.check_file(path).kernels[0]
     tile = next(f for f in kr.findings if f.code == "LAUNCH004")
+    # the advice judged by the measurement: at most an info, and the message says what was measured
+    assert tile.severity == "info" and tile.data["proposal_measured"]["outcome"] == "slower"
+    assert "all 3 configs proposed with BLOCK_SIZE_M ≤ 16 measured no faster on the captured launch — best 67.2 µs" \
+        in tile.message, tile.message
     assert not Search(kr, tile, open(path, encoding="utf-8").read(), "LAUNCH004", str(ws)).cands
     before = open(path, encoding="utf-8").read()
     cli_main(["check", path, "--fix", "--select", "LAUNCH004", "--target", "cuda:90", "--workers", "1"])

@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(a.out, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in rows)
     if not a.no_save:
-        from tritonlens.fixes.tuning import PROPOSALS
+        from tritonlens.report.tuning import PROPOSALS
         from tritonlens.sidecar import sidecar_path
 
         with open(sidecar_path(os.path.abspath(a.root), PROPOSALS), "a", encoding="utf-8") as fh:

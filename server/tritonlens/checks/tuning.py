@@ -282,6 +282,96 @@ def summarize(tunings: list[KeyTuning], margin: float = DEAD_MARGIN) -> TuningSu
     return TuningSummary(keys, dead, margin, len(seen))
 
 
+# ---------------------------------------------------------------- what a GPU measured of proposed configs
+MAX_TIMINGS = 4096  # lines of .tritonlens/proposals.jsonl read
+
+
+@dataclass(frozen=True)
+class ProposalTiming:
+    """One proposed config (LAUNCH004's fitting tile) timed on the captured launch against the chosen config, same
+    inputs, outputs compared (bench/autotune/time_proposals.py writes `.tritonlens/proposals.jsonl`)."""
+
+    proposal: str  # its label, as fixes/tuning.label writes it: "BLOCK_M=16, ..., num_warps=4, num_stages=3"
+    chosen_us: float
+    time_us: float
+    same: bool  # every output tensor equal (or within fp tolerance) to the chosen config's
+    gpu: str = ""
+
+    @property
+    def faster(self) -> bool:
+        return self.same and self.time_us < self.chosen_us
+
+    def value(self, name: str) -> int | None:
+        for part in self.proposal.split(","):
+            k, _, v = part.strip().partition("=")
+            if k == name and v.lstrip("-").isdigit():
+                return int(v)
+        return None
+
+    def text(self) -> str:
+        on = f" on {self.gpu}" if self.gpu else ""
+        if not self.same:
+            return f"withheld: its outputs differ from the chosen config's{on}"
+        return (f"measured {self.chosen_us:.1f} → {self.time_us:.1f} µs ({self.chosen_us / self.time_us:.2f}×) on the "
+                f"captured launch{on}, outputs equal")
+
+
+def label_parts(label_text: str) -> frozenset:
+    """A config label as a set of `name=value` parts: the same config whatever the order its names were listed in."""
+    return frozenset(p.strip() for p in label_text.split(",") if p.strip())
+
+
+def parse_proposal_timings(lines: list, rel_path: str, kernel: str) -> dict[frozenset, ProposalTiming]:
+    """The decoded lines of `.tritonlens/proposals.jsonl` (untrusted: each field checked) that are this kernel's (a
+    line naming another file or kernel is not), by the proposal's label; the latest line wins."""
+    out: dict[frozenset, ProposalTiming] = {}
+    for rec in lines[:MAX_TIMINGS]:
+        if not isinstance(rec, dict):
+            continue
+        name, times = rec.get("proposal"), (rec.get("chosen_us"), rec.get("time_us"))
+        if not isinstance(name, str) or len(name) > 1024 or not all(
+                isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 1e9 for t in times):
+            continue
+        if ("path" in rec and rec["path"] != rel_path) or ("kernel" in rec and rec["kernel"] != kernel):
+            continue
+        same = rec.get("outputs_close", rec.get("outputs_equal"))
+        gpu = rec.get("gpu") if isinstance(rec.get("gpu"), str) and len(rec["gpu"]) <= 64 else ""
+        out[label_parts(name)] = ProposalTiming(name, float(times[0]), float(times[1]), same is True, gpu)
+    return out
+
+
+def judge_proposals(findings: list, timings: dict[frozenset, ProposalTiming]) -> None:
+    """A finding whose advice is a smaller tile (`smaller:NAME:AT_MOST`, LAUNCH004) against what the GPU measured of
+    the configs proposed for it: every one slower (or computing something else) — the finding says so and is at
+    most an info (a ceiling for the verdict); one faster — it says by how much."""
+    for f in findings:
+        advice = next((a for a in f.data.get("advises") or [] if isinstance(a, str) and a.count(":") == 2), None)
+        if advice is None or not timings:
+            continue
+        _, name, upto = advice.split(":")
+        if not upto.isdigit():
+            continue
+        there = [t for t in timings.values() if (t.value(name) or 1 << 30) <= int(upto)]
+        if not there:
+            continue
+        faster = [t for t in there if t.faster]
+        if faster:
+            best = min(faster, key=lambda t: t.time_us)
+            f.message += f"; proposed {best.proposal}: {best.text()}"
+            f.data["proposal_measured"] = {"outcome": "faster", "proposal": best.proposal, "time_us": best.time_us,
+                                           "chosen_us": best.chosen_us}
+            continue
+        best = min(there, key=lambda t: t.time_us)
+        n = "the one config" if len(there) == 1 else f"all {len(there)} configs"
+        f.message += (f"; {n} proposed with {name} ≤ {upto} measured no faster on the captured launch — best "
+                      f"{best.time_us:.1f} µs ({best.proposal}) vs {best.chosen_us:.1f} µs chosen")
+        f.data["proposal_measured"] = {"outcome": "slower", "proposal": best.proposal, "time_us": best.time_us,
+                                       "chosen_us": best.chosen_us}
+        from .verdict import limit
+
+        limit(f, "info", "the configs proposed for it measured no faster on the GPU", "measured_proposal", said=True)
+
+
 # ---------------------------------------------------------------- pruning the dead configs
 @dataclass
 class PrunePlan:

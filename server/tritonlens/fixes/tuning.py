@@ -7,13 +7,13 @@ proposals on the captured launch (a proposed config changes the grid, which only
 computes)."""
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..frontend.config_spans import config_sources
 from ..model import KernelReport, Finding, SpecVariant
-from ..sidecar import find_workspace_root, sidecar_path
+from ..checks.tuning import ProposalTiming, label_parts
+from ..report.tuning import proposal_timings
+from ..sidecar import find_workspace_root
 from .configs import holding
 from .edit import Edit, Position, Range, apply_edits
 from .launch import LaunchCandidate
@@ -102,71 +102,6 @@ def label(cfg: dict[str, Any]) -> str:
     return ", ".join(parts + [f"num_warps={cfg['num_warps']}", f"num_stages={cfg['num_stages']}"])
 
 
-# ---------------------------------------------------------------- what a GPU measured of the proposals
-PROPOSALS = "proposals.jsonl"  # in .tritonlens/: bench/autotune/time_proposals.py writes it, the fix reads it
-MAX_TIMINGS = 4096
-
-
-@dataclass(frozen=True)
-class ProposalTiming:
-    """One proposal timed on the captured launch against the chosen config (same inputs, outputs compared)."""
-
-    proposal: str
-    chosen_us: float
-    time_us: float
-    same: bool  # every output tensor equal (or within fp tolerance) to the chosen config's
-    gpu: str = ""
-
-    @property
-    def faster(self) -> bool:
-        return self.same and self.time_us < self.chosen_us
-
-    def text(self) -> str:
-        on = f" on {self.gpu}" if self.gpu else ""
-        if not self.same:
-            return f"withheld: its outputs differ from the chosen config's{on}"
-        return (f"measured {self.chosen_us:.1f} → {self.time_us:.1f} µs ({self.chosen_us / self.time_us:.2f}×) on the "
-                f"captured launch{on}, outputs equal")
-
-
-def _parts(label_text: str) -> frozenset:
-    return frozenset(p.strip() for p in label_text.split(",") if p.strip())
-
-
-def proposal_timings(root: str | None, path: str, kernel: str) -> dict[frozenset, ProposalTiming]:
-    """What `.tritonlens/proposals.jsonl` says the GPU measured of this kernel's proposals (by the proposal's
-    label; the latest line wins). Untrusted workspace data: bounded, each field checked; a line naming another
-    file or kernel is not this kernel's."""
-    from ..frontend.untrusted import UntrustedFile, has_controls, loads, read_text
-
-    if not root:
-        return {}
-    file = sidecar_path(root, PROPOSALS)
-    try:
-        text = read_text(file) if os.path.isfile(file) else ""
-    except (OSError, UntrustedFile):
-        return {}
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
-    out: dict[frozenset, ProposalTiming] = {}
-    for line in text.splitlines()[:MAX_TIMINGS]:
-        try:
-            rec = loads(line, file) if len(line) <= 1 << 16 else None
-        except UntrustedFile:
-            continue
-        if not isinstance(rec, dict) or has_controls(rec):
-            continue
-        name, times = rec.get("proposal"), (rec.get("chosen_us"), rec.get("time_us"))
-        if not isinstance(name, str) or len(name) > 1024 or not all(
-                isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 1e9 for t in times):
-            continue
-        if ("path" in rec and rec["path"] != rel) or ("kernel" in rec and rec["kernel"] != kernel):
-            continue
-        same = rec.get("outputs_close", rec.get("outputs_equal"))
-        gpu = rec.get("gpu") if isinstance(rec.get("gpu"), str) and len(rec["gpu"]) <= 64 else ""
-        out[_parts(name)] = ProposalTiming(name, float(times[0]), float(times[1]), same is True, gpu)
-    return out
-
-
 class NewConfigCandidate(LaunchCandidate):
     """A config added to the autotune list: the configs already there stay, and the autotuner times the new one
     against them on its next run, so a metric that got worse on the proven spec (a narrower cp.async, a lower
@@ -206,7 +141,7 @@ def proposal_candidates(kr: KernelReport, f: Finding, text: str | None, measured
     timings = proposal_timings(find_workspace_root(kr.kernel.path), kr.kernel.path, kr.name) if measured else {}
     out = []
     for cfg in proposals(kr, f, cs.spec.constants, cs.spec.options):
-        measured = timings.get(_parts(label(cfg)))
+        measured = timings.get(label_parts(label(cfg)))
         if measured is not None and not measured.faster:
             continue  # measured slower (or other outputs) on the captured launch: withheld
         variant = SpecVariant(kr.name, cs.spec.key(),

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checks.tuning import KeyTuning, PrunePlan, TuningSummary, prune_plan, same_config, untimed_configs
+import os
+
+from ..checks.tuning import (KeyTuning, ProposalTiming, PrunePlan, TuningSummary, judge_proposals,
+                             parse_proposal_timings, prune_plan, same_config, untimed_configs)
 from ..model import Finding, KernelReport
 from ..settings import Settings
 
 CODE = "LAUNCH005"
+PROPOSALS = "proposals.jsonl"  # in .tritonlens/: bench/autotune/time_proposals.py appends to it
 
 
 def _estimates(kr: KernelReport, summary: TuningSummary) -> list[str]:
@@ -126,3 +130,34 @@ def tuning_brief(summary: TuningSummary | None) -> str:
     dead = f", {len(summary.dead)} dead" + (f" ({cost:.1f} s of tuning)" if cost is not None else "") \
         if summary.dead else ", none dead"
     return f"autotuned: {summary.offered} configs × {len(summary.keys)} key{'s' if len(summary.keys) != 1 else ''}{dead}"
+
+
+def proposal_timings(root: str | None, path: str, kernel: str) -> dict[frozenset, ProposalTiming]:
+    """What `.tritonlens/proposals.jsonl` says a GPU measured of this kernel's proposed configs (empty when none):
+    a workspace file, read as bounded, validated data."""
+    from ..frontend.untrusted import UntrustedFile, has_controls, loads, read_text
+    from ..sidecar import sidecar_path
+
+    if not root:
+        return {}
+    file = sidecar_path(root, PROPOSALS)
+    try:
+        text = read_text(file) if os.path.isfile(file) else ""
+    except (OSError, UntrustedFile):
+        return {}
+    lines = []
+    for line in text.splitlines():
+        try:
+            rec = loads(line, file) if len(line) <= 1 << 16 else None
+        except UntrustedFile:
+            continue
+        if isinstance(rec, dict) and not has_controls(rec):
+            lines.append(rec)
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+    return parse_proposal_timings(lines, rel, kernel)
+
+
+def weigh_proposals(kr: KernelReport, root: str | None) -> None:
+    """LAUNCH004 findings judged by what a GPU measured of the configs proposed for them (checks/tuning)."""
+    if root and any(f.code == "LAUNCH004" for f in kr.findings):
+        judge_proposals(kr.findings, proposal_timings(root, kr.kernel.path, kr.name))
