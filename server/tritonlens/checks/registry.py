@@ -98,7 +98,8 @@ register_meta("SRC008", "launch-code-not-run", "info",
 register_meta("SRC004", "bad-hint", "warning", "a `# tritonlens:` hint comment has a value tritonlens cannot use")
 register_meta("LAUNCH005", "autotune-measurements", "info",
               "what the autotuner measured for the captured keys: configs tried, the chosen one, the spread, and the "
-              "dead configs (never within 10% of the best for any key) with the autotuning time they cost")
+              "dead configs (never within 10% of the best for any key) with the autotuning time they cost",
+              fixes=("prune",))
 register_meta("BASE001", "regressed-from-baseline", "warning",
               "with --baseline: a kernel got worse than the baseline (new finding, more spills, registers or "
               "conversions, narrower accesses, shared memory over the limit)")

@@ -144,6 +144,26 @@ def key_text(key: tuple) -> str:
     return ", ".join(str(k).removeprefix("torch.") for k in key) if key else "(no key)"
 
 
+def config_ident(cfg: MeasuredConfig) -> tuple:
+    """A config as the autotune list and the tuning lines both name it: its kwargs, num_warps and num_stages (with
+    Triton's defaults 4 and 3), num_ctas only when not 1."""
+    ctas = cfg.value("num_ctas")
+    return (tuple(sorted(cfg.kwargs)), cfg.value("num_warps") or 4, cfg.value("num_stages") or 3,
+            ctas if ctas not in (None, 1) else 1)
+
+
+def list_configs(kernel) -> list[MeasuredConfig]:
+    """The kernel's literal autotune configs (KernelInfo.autotune_configs) as configs, untimed."""
+    return [c for c in map(_config, getattr(kernel, "autotune_configs", None) or []) if c is not None]
+
+
+def untimed_configs(kernel, tunings: list["KeyTuning"]) -> list[MeasuredConfig]:
+    """The autotune list's configs that no captured key timed or pruned: added after the capture (a proposal applied),
+    so the autotuner has not measured them yet."""
+    seen = {config_ident(c) for kt in tunings for c in kt.configs + kt.pruned}
+    return [c for c in list_configs(kernel) if config_ident(c) not in seen]
+
+
 def same_config(cfg: MeasuredConfig, constants: dict[str, Any], options: dict[str, Any]) -> bool:
     """Whether a compiled spec (its constexpr values and options) is this config."""
     return all(constants.get(k) == v for k, v in cfg.kwargs) and \
@@ -262,6 +282,157 @@ def summarize(tunings: list[KeyTuning], margin: float = DEAD_MARGIN) -> TuningSu
     return TuningSummary(keys, dead, margin, len(seen))
 
 
+# ---------------------------------------------------------------- what a GPU measured of proposed configs
+MAX_TIMINGS = 4096  # lines of .tritonlens/proposals.jsonl read
+
+
+@dataclass(frozen=True)
+class ProposalTiming:
+    """One proposed config (LAUNCH004's fitting tile) timed on the captured launch against the chosen config, same
+    inputs, outputs compared (bench/autotune/time_proposals.py writes `.tritonlens/proposals.jsonl`)."""
+
+    proposal: str  # its label, as fixes/tuning.label writes it: "BLOCK_M=16, ..., num_warps=4, num_stages=3"
+    chosen_us: float
+    time_us: float
+    same: bool  # every output tensor equal (or within fp tolerance) to the chosen config's
+    gpu: str = ""
+
+    @property
+    def faster(self) -> bool:
+        return self.same and self.time_us < self.chosen_us
+
+    def value(self, name: str) -> int | None:
+        for part in self.proposal.split(","):
+            k, _, v = part.strip().partition("=")
+            if k == name and v.lstrip("-").isdigit():
+                return int(v)
+        return None
+
+    def text(self) -> str:
+        on = f" on {self.gpu}" if self.gpu else ""
+        if not self.same:
+            return f"withheld: its outputs differ from the chosen config's{on}"
+        return (f"measured {self.chosen_us:.1f} → {self.time_us:.1f} µs ({self.chosen_us / self.time_us:.2f}×) on the "
+                f"captured launch{on}, outputs equal")
+
+
+def label_parts(label_text: str) -> frozenset:
+    """A config label as a set of `name=value` parts: the same config whatever the order its names were listed in."""
+    return frozenset(p.strip() for p in label_text.split(",") if p.strip())
+
+
+def parse_proposal_timings(lines: list, rel_path: str, kernel: str) -> dict[frozenset, ProposalTiming]:
+    """The decoded lines of `.tritonlens/proposals.jsonl` (untrusted: each field checked) that are this kernel's (a
+    line naming another file or kernel is not), by the proposal's label; the latest line wins."""
+    out: dict[frozenset, ProposalTiming] = {}
+    for rec in lines[:MAX_TIMINGS]:
+        if not isinstance(rec, dict):
+            continue
+        name, times = rec.get("proposal"), (rec.get("chosen_us"), rec.get("time_us"))
+        if not isinstance(name, str) or len(name) > 1024 or not all(
+                isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 1e9 for t in times):
+            continue
+        if ("path" in rec and rec["path"] != rel_path) or ("kernel" in rec and rec["kernel"] != kernel):
+            continue
+        same = rec.get("outputs_close", rec.get("outputs_equal"))
+        gpu = rec.get("gpu") if isinstance(rec.get("gpu"), str) and len(rec["gpu"]) <= 64 else ""
+        out[label_parts(name)] = ProposalTiming(name, float(times[0]), float(times[1]), same is True, gpu)
+    return out
+
+
+def judge_proposals(findings: list, timings: dict[frozenset, ProposalTiming]) -> None:
+    """A finding whose advice is a smaller tile (`smaller:NAME:AT_MOST`, LAUNCH004) against what the GPU measured of
+    the configs proposed for it: every one slower (or computing something else) — the finding says so and is at
+    most an info (a ceiling for the verdict); one faster — it says by how much."""
+    for f in findings:
+        advice = next((a for a in f.data.get("advises") or [] if isinstance(a, str) and a.count(":") == 2), None)
+        if advice is None or not timings:
+            continue
+        _, name, upto = advice.split(":")
+        if not upto.isdigit():
+            continue
+        there = [t for t in timings.values() if (t.value(name) or 1 << 30) <= int(upto)]
+        if not there:
+            continue
+        faster = [t for t in there if t.faster]
+        if faster:
+            best = min(faster, key=lambda t: t.time_us)
+            f.message += f"; proposed {best.proposal}: {best.text()}"
+            f.data["proposal_measured"] = {"outcome": "faster", "proposal": best.proposal, "time_us": best.time_us,
+                                           "chosen_us": best.chosen_us}
+            continue
+        best = min(there, key=lambda t: t.time_us)
+        n = "the one config" if len(there) == 1 else f"all {len(there)} configs"
+        f.message += (f"; {n} proposed with {name} ≤ {upto} measured no faster on the captured launch — best "
+                      f"{best.time_us:.1f} µs ({best.proposal}) vs {best.chosen_us:.1f} µs chosen")
+        f.data["proposal_measured"] = {"outcome": "slower", "proposal": best.proposal, "time_us": best.time_us,
+                                       "chosen_us": best.chosen_us}
+        from .verdict import limit
+
+        limit(f, "info", "the configs proposed for it measured no faster on the GPU", "measured_proposal", said=True)
+
+
+# ---------------------------------------------------------------- pruning the dead configs
+@dataclass
+class PrunePlan:
+    """What pruning the dead configs from the literal autotune list would do: `configs` the dead configs still in the
+    list (never the chosen config of any key), `positions` their 0-based places in it, `saves_s` the autotuning time
+    they cost over the captured keys (their recorded trial times); `why_not` when pruning is not offered."""
+
+    configs: list[MeasuredConfig] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
+    saves_s: float | None = None
+    why_not: str | None = None
+    keys: int = 0
+
+    def text(self) -> str:
+        if self.why_not:
+            return f"pruning not offered: {self.why_not}"
+        if not self.configs:
+            return "no dead config is left in the autotune list"
+        saves = f", saving {self.saves_s:.2f} s of autotuning over the {self.keys} captured key" \
+            f"{'s' if self.keys != 1 else ''} (their recorded trial times)" if self.saves_s is not None else ""
+        return f"pruning the {len(self.configs)} dead config{'s' if len(self.configs) != 1 else ''} still in the " \
+            f"autotune list{saves}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"configs": [c.label() for c in self.configs], "positions": self.positions, "saves_s": self.saves_s,
+                "why_not": self.why_not}
+
+
+def prune_plan(summary: TuningSummary, kernel, launched_keys: list[tuple]) -> PrunePlan:
+    """Which dead configs the literal list can lose. Offered only when every key the captured launches ran (their
+    values of the autotune key's arguments, `launched_keys`) has the autotuner's timings: a config dead at the keys
+    measured may win at one that was not."""
+    listed = list_configs(kernel)
+    if not listed:
+        return PrunePlan(why_not="the kernel has no literal autotune list to remove configs from")
+    if not launched_keys:
+        return PrunePlan(why_not="no captured launch says which keys the program runs")
+    measured = [kt.key for kt in summary.keys]
+    missing = [k for k in dict.fromkeys(launched_keys) if not any(tuple(m[:len(k)]) == k for m in measured)]
+    if missing:
+        n = len(dict.fromkeys(launched_keys))
+        return PrunePlan(why_not=f"{len(missing)} of the {n} keys the captured launches ran have no autotuner "
+                                 f"timings in the capture (key {key_text(missing[0])}): capture them on a GPU "
+                                 "(tritonlens capture) first, a config dead at the keys measured may win there")
+    chosen = {config_ident(kt.chosen_config) for kt in summary.keys if kt.chosen_config is not None}
+    dead = {config_ident(d.config): d for d in summary.dead}
+    plan = PrunePlan(keys=len(summary.keys))
+    costs = []
+    for i, c in enumerate(listed):
+        ident = config_ident(c)
+        if ident in dead and ident not in chosen:
+            plan.configs.append(c)
+            plan.positions.append(i)
+            if dead[ident].cost_s is not None:
+                costs.append(dead[ident].cost_s)
+    if len(plan.positions) >= len(listed):  # never an empty list (a chosen config is never dead: defensive)
+        return PrunePlan(why_not="every config of the list is dead")
+    plan.saves_s = sum(costs) if costs else None
+    return plan
+
+
 # ---------------------------------------------------------------- advice judged by measurement
 @dataclass(frozen=True)
 class MeasuredAdvice:
@@ -375,13 +546,25 @@ def _for_finding(tunings: list[KeyTuning], f) -> KeyTuning:
                 tunings[0])
 
 
+def waiting_configs(ctx, tuning: KeyTuning, direction: str) -> list[MeasuredConfig]:
+    """Configs of the kernel's autotune list in `direction` from the chosen config that the captured run never timed
+    (nor pruned): the advice is already in the list, and the autotuner decides on its next run."""
+    chosen = tuning.chosen_config
+    if chosen is None:
+        return []
+    return [c for c in untimed_configs(ctx.kernel, [tuning]) if _in_direction(direction, c, chosen)]
+
+
 def judge(ctx, findings: list) -> None:
     """Attach to each finding that advises a config change (`data["advises"]`) what the autotuner measured that way
     for the spec's key (a MeasuredAdvice in `data["measured_advice"]`) and say it in the message. No severity is set
-    here: the verdict reads the evidence."""
+    here: the verdict reads the evidence. A finding whose advice none of the measured configs took, but that a
+    config of the autotune list the capture never timed does take (a proposal applied since), is dropped: the
+    advice is done, and what the autotuner measures of it on the next run is LAUNCH005's to show."""
     tunings = spec_tunings(ctx)
     if not tunings:
         return
+    done = []
     for f in findings:
         advises = f.data.get("advises")
         if not isinstance(advises, list) or not advises:
@@ -393,6 +576,9 @@ def judge(ctx, findings: list) -> None:
         # The first direction is the advice itself (the evidence); a broader one after it (a smaller tile, where the
         # advice is a tile of at most 16) is said too when only it was measured.
         evidence = verdicts[0]
+        if evidence.outcome == "none measured" and waiting_configs(ctx, kt, evidence.direction):
+            done.append(f)
+            continue
         f.data[MeasuredAdvice.FIELD] = evidence.to_data()
         f.message = f"{f.message}; {evidence.text()}"
         if evidence.contradicts:  # a ceiling for the verdict (checks/verdict), said in the message already
@@ -402,3 +588,5 @@ def judge(ctx, findings: list) -> None:
         broader = next((v for v in verdicts[1:] if v.outcome != "none measured"), None)
         if evidence.outcome == "none measured" and broader is not None:
             f.message += f"; {broader.text()}"
+    for f in done:
+        findings.remove(f)

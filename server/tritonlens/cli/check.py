@@ -27,6 +27,10 @@ def add_parser(sub) -> None:
     c.add_argument("--fix", action="store_true",
                    help="apply the preferred fix of each finding (a program edit, re-compiled and proven; only the "
                         "findings --select keeps) and write the files")
+    c.add_argument("--fix-prune", action="store_true",
+                   help="with --fix / --diff (implies --fix): also remove the dead configs from literal autotune lists "
+                        "(LAUNCH005: never within 10%% of the best at any captured key; only when every key the "
+                        "captured launches ran was measured)")
     c.add_argument("--diff", action="store_true",
                    help="print the fixes as a unified diff and write nothing (alone or with --fix)")
     c.set_defaults(run=run)
@@ -42,6 +46,8 @@ def run(args) -> int:
         return EXIT_ERROR
     select = {s.strip().upper() for s in args.select.split(",") if s.strip()} if args.select else None
     settings = settings_from(args)
+    if getattr(args, "fix_prune", False) and not args.diff:
+        args.fix = True
     fixing = args.fix or args.diff
     if fixing and (args.format != "text" or args.baseline):
         raise UsageError("--fix and --diff print text and take no --baseline")
@@ -117,7 +123,7 @@ def _check_fix(args, files: list[str], select: set[str] | None, settings) -> int
             if text is None or not report.kernels:
                 left.extend(f for f in report.all_findings() if keep(f, select))
                 continue
-            done = fix_file(checker, settings, report, text, lambda f: keep(f, select),
+            done = fix_file(checker, settings, report, text, lambda f: keep(f, select) and _fix_kept(f, args),
                             find_workspace_root(report.path))
             if write and done.changed:
                 try:  # a committed link (kern.py -> ../elsewhere.py) is never written through
@@ -143,6 +149,14 @@ def _check_fix(args, files: list[str], select: set[str] | None, settings) -> int
                f"proven; {len(gating)} finding(s) at warning or above left")
     print(summary, file=sys.stdout if write else sys.stderr)
     return EXIT_FINDINGS if gating or (not write and changed) else EXIT_OK
+
+
+PRUNE_CODES = {"LAUNCH005"}  # fixes that remove configs the autotuner measured: applied only when asked for
+
+
+def _fix_kept(f: Finding, args) -> bool:
+    """Whether `check --fix` applies `f`'s fix: pruning the autotune list only with --fix-prune."""
+    return f.code not in PRUNE_CODES or bool(getattr(args, "fix_prune", False))
 
 
 def gpu_line(device, named: str) -> str:

@@ -138,10 +138,17 @@ def _new_config_candidates(kr: KernelReport, f: Finding, text: str):
     return candidates(kr, f, text)
 
 
+def _prune_candidates(kr: KernelReport, f: Finding, text: str):
+    from .tuning import prune_candidates  # the dead configs out of the literal autotune list (no hint edit)
+
+    return prune_candidates(kr, f, text)
+
+
 # hint candidates per fix strategy: a rule names its strategies (checks/registry.Rule.fixes)
 STRATEGIES: dict[str, Callable[[KernelReport, Finding, str], Iterator[Candidate]]] = {
     "memory": _memory_candidates, "missing": _missing_candidates, "spill": _spill_candidates,
     "resources": _resource_candidates, "new_config": _new_config_candidates,
+    "prune": _prune_candidates,
 }
 
 

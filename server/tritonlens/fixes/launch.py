@@ -125,6 +125,10 @@ class LaunchCandidate:
     def is_pointer(self) -> bool:
         return self.where == "pointer"
 
+    def trades(self, worse: list[str]) -> list[str]:
+        """Of what got worse on a proven spec, what this change trades away (all of it, for an edit of a value)."""
+        return worse
+
     def apply(self, text: str) -> tuple[list[Edit], str, int]:
         if self.is_pointer:
             return [], text, 0
@@ -341,6 +345,7 @@ def outcome_of(old: KernelReport, news: list[tuple[int, KernelReport]], f: Findi
             cand.why = f"{_spec_name(before, cand)} no longer compiles"
             return None
         changed, worse = metric_changes(before.metrics, after[0].metrics, f.code)
+        worse = cand.trades(worse)
         if before.spec.key() in held and any(g.code == f.code for g in after[0].findings):
             if not _halves_spill(before.metrics, after[0].metrics, f.code):
                 cand.why = f"{f.code} still there on {_spec_name(before, cand)}" + (f" ({'; '.join(changed)})"

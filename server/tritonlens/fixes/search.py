@@ -58,6 +58,9 @@ def prove(checker, settings, path: str, text: str, kr: KernelReport, f: Finding,
         return None, False
     if isinstance(cand, tail.TailCandidate):  # proven on the edited kernel's own PTX
         return cand.outcome(kr, new, f, settings) or (None, False)
+    own = getattr(cand, "proven_by", None)  # a candidate that knows its own proof (fixes/tuning's prune)
+    if callable(own):
+        return own(kr, new, f)
     if getattr(cand, "group", None) is None:
         return outcome(kr, new, f, cand, settings), False
     return configs.outcome(kr, new, f, cand), bool(getattr(cand, "traded", False))

@@ -11,27 +11,42 @@ from typing import Any, Iterator
 
 from ..frontend.config_spans import config_sources
 from ..model import KernelReport, Finding, SpecVariant
+from ..checks.tuning import ProposalTiming, label_parts
+from ..report.tuning import proposal_timings
+from ..sidecar import find_workspace_root
 from .configs import holding
-from .edit import Edit
+from .edit import Edit, Position, Range, apply_edits
 from .launch import LaunchCandidate
 
 CODES = {"LAUNCH004"}
 MAX_PROPOSALS = 3
 
 
+def _measured(kr: KernelReport) -> list:
+    tuning = getattr(kr, "tuning", None)
+    return [c for kt in (tuning.keys if tuning is not None else []) for c in kt.configs + kt.pruned]
+
+
 def _config_names(kr: KernelReport) -> list[str]:
+    """The constexprs the configs set: the literal list's, else (configs built by code, a library's own tuner) the
+    ones the autotuner measured."""
     names: list[str] = []
-    for cfg in kr.kernel.autotune_configs or []:
-        for k in (cfg.get("kwargs") or {}):
+    kwargs = [cfg.get("kwargs") or {} for cfg in kr.kernel.autotune_configs or []] or \
+        [dict(c.kwargs) for c in _measured(kr)]
+    for kw in kwargs:
+        for k in kw:
             if k not in names:
                 names.append(k)
     return names
 
 
 def _existing(kr: KernelReport) -> set[tuple]:
+    """The configs the kernel has: its literal list's and every one the autotuner timed or pruned."""
     out = set()
     for cfg in kr.kernel.autotune_configs or []:
         out.add((tuple(sorted((cfg.get("kwargs") or {}).items())), cfg.get("num_warps", 4), cfg.get("num_stages", 3)))
+    for c in _measured(kr):
+        out.add((tuple(sorted(c.kwargs)), c.value("num_warps") or 4, c.value("num_stages") or 3))
     return out
 
 
@@ -69,9 +84,17 @@ def proposals(kr: KernelReport, f: Finding, constants: dict[str, Any], options: 
     return out
 
 
-def config_text(prefix: str, cfg: dict[str, Any]) -> str:
+LINE_MAX = 120  # a config longer than this at its indent continues its options on the next line
+
+
+def config_text(prefix: str, cfg: dict[str, Any], indent: int = 0) -> str:
+    """The `triton.Config(...)` call of a proposal, as the list writes them (options on a continuation line, under
+    the call's opening parenthesis, when one line would be longer than LINE_MAX)."""
     kwargs = ", ".join(f"{k!r}: {v!r}" for k, v in cfg["kwargs"].items()).replace("'", '"')
-    return f"{prefix}({{{kwargs}}}, num_stages={cfg['num_stages']}, num_warps={cfg['num_warps']})"
+    head, opts = f"{prefix}({{{kwargs}}},", f"num_stages={cfg['num_stages']}, num_warps={cfg['num_warps']})"
+    if indent + len(head) + 1 + len(opts) + 1 <= LINE_MAX:
+        return f"{head} {opts}"
+    return f"{head}\n{' ' * (indent + len(prefix) + 1)}{opts}"
 
 
 def label(cfg: dict[str, Any]) -> str:
@@ -79,32 +102,143 @@ def label(cfg: dict[str, Any]) -> str:
     return ", ".join(parts + [f"num_warps={cfg['num_warps']}", f"num_stages={cfg['num_stages']}"])
 
 
-def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[LaunchCandidate]:
-    """One fix per proposed config: insert it after the last `triton.Config(...)` of the literal list; proven on the
-    spec the finding came from with the new tile (compiled on the CPU)."""
+class NewConfigCandidate(LaunchCandidate):
+    """A config added to the autotune list: the configs already there stay, and the autotuner times the new one
+    against them on its next run, so a metric that got worse on the proven spec (a narrower cp.async, a lower
+    occupancy) trades nothing away by itself — only the cost model's estimate that it is no faster does (then it is
+    offered, never preferred, and `check --fix` leaves it). A time measured on the GPU (`measured`, from
+    `.tritonlens/proposals.jsonl`) replaces that estimate: measured faster with the same outputs, it is preferred;
+    measured slower, or with other outputs, it is withheld (never a candidate)."""
+
+    measured: ProposalTiming | None = None
+
+    def trades(self, worse: list[str]) -> list[str]:
+        if self.measured is not None and self.measured.faster:
+            return []  # the measured time is the truth about the launch; a new warning still counts (outcome_of)
+        return [w for w in worse if w.startswith("est. no faster")]
+
+    @property
+    def writes(self) -> bool:
+        """Whether it edits the file (a literal list to add it to)."""
+        return self._edit is not None
+
+
+def proposal_candidates(kr: KernelReport, f: Finding, text: str | None, measured: bool = True
+                        ) -> list[tuple[dict[str, Any], NewConfigCandidate]]:
+    """Each proposed config with its candidate, proven on the spec the finding came from with the new values
+    (`launch.prove`); the candidate carries the edit that adds it after the last `triton.Config(...)` of the literal
+    list when there is one (`text` given and the list literal), else none (configs built by code: proven and timed,
+    not written). With `measured` (the fixes), what `.tritonlens/proposals.jsonl` says a GPU measured decides: a
+    proposal measured slower is left out; without it (the bench that measures them), every proposal is there."""
     if f.code not in CODES:
-        return
-    sources = config_sources(kr.kernel.path, text, kr.kernel.def_line)
+        return []
     held = holding(kr, f)
-    if not sources or not held:
-        return
+    if not held:
+        return []
     cs = held[0]
     index = kr.compiled.index(cs)
-    last = sources[-1]
-    lines = text.splitlines()
-    line, col = last.call[0], last.call[1]
-    call_text = lines[line - 1][col:] if line - 1 < len(lines) else ""
-    prefix = call_text.split("(", 1)[0].strip() or "triton.Config"
-    end_line, end_col = last.call[2], last.call[3]
+    sources = config_sources(kr.kernel.path, text, kr.kernel.def_line) if text is not None else None
+    timings = proposal_timings(find_workspace_root(kr.kernel.path), kr.kernel.path, kr.name) if measured else {}
+    out = []
     for cfg in proposals(kr, f, cs.spec.constants, cs.spec.options):
-        name = f.data["name"]
+        measured = timings.get(label_parts(label(cfg)))
+        if measured is not None and not measured.faster:
+            continue  # measured slower (or other outputs) on the captured launch: withheld
         variant = SpecVariant(kr.name, cs.spec.key(),
                               options=tuple((k, cfg[k]) for k in ("num_warps", "num_stages")
                                             if cs.spec.options.get(k) != cfg[k]),
                               constants=tuple((k, v) for k, v in cfg["kwargs"].items() if cs.spec.constants.get(k) != v))
-        edit = Edit.insert(end_line - 1, end_col, ",\n" + " " * col + config_text(prefix, cfg))
-        cand = LaunchCandidate(f"Add a config {label(cfg)} to the autotune list (a {name} that fits the launch; "
-                               "compiled here, to be timed on a GPU before it is kept)", None, name, cfg["kwargs"][name],
-                               variant, index, where="config", edit=edit)
+        edit = None
+        if sources and text is not None:
+            last = sources[-1]
+            lines = text.splitlines()
+            line, col = last.call[0], last.call[1]
+            call_text = lines[line - 1][col:] if line - 1 < len(lines) else ""
+            prefix = call_text.split("(", 1)[0].strip() or "triton.Config"
+            edit = Edit.insert(last.call[2] - 1, last.call[3], ",\n" + " " * col + config_text(prefix, cfg, col))
+        name = f.data["name"]
+        why = measured.text() if measured is not None else "the autotuner times it on its next run"
+        cand = NewConfigCandidate(f"Add a config {label(cfg)} to the autotune list ({why})", None, name,
+                                  cfg["kwargs"][name], variant, index, where="config", edit=edit)
+        cand.measured = measured
         cand.group = f"config:{label(cfg)}"
-        yield cand
+        out.append((cfg, cand))
+    return out
+
+
+def candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[LaunchCandidate]:
+    """One fix per proposed config that the literal list can take: insert it after the list's last
+    `triton.Config(...)`; proven on the spec the finding came from with the new tile (compiled on the CPU)."""
+    for _, cand in proposal_candidates(kr, f, text):
+        if cand.writes:
+            yield cand
+
+
+# ---------------------------------------------------------------- LAUNCH005: prune the dead configs
+PRUNE_CODE = "LAUNCH005"
+
+
+def _range(span) -> Range:
+    return Range(Position(span[0] - 1, span[1]), Position(span[2] - 1, span[3]))
+
+
+class PruneCandidate:
+    """Remove the dead configs (LAUNCH005's `data["prune"]`) from the literal autotune list: every one the
+    autotuner timed at the captured keys and never found within the margin of the best, none the chosen config of
+    any key. Proven by checking the edited text again: it parses, the list lost exactly those configs, and every
+    captured spec still compiles."""
+
+    group = "prune"
+
+    def __init__(self, label: str, edits: list[Edit], positions: list[int], kept: int):
+        self.label, self.edits, self.positions, self.kept = label, edits, positions, kept
+        self.values: dict[str, str] = {}
+        self.new_text = ""
+        self.shift = 0
+        self.traded = False
+
+    def apply(self, text: str) -> tuple[list[Edit], str, int]:
+        return list(self.edits), apply_edits(text, self.edits), 0
+
+    def proven_by(self, old: KernelReport, new: KernelReport, f: Finding) -> tuple[str | None, bool]:
+        left = new.kernel.autotune_configs or []
+        if len(left) != self.kept or any(g.code == "SRC001" for g in new.findings) or \
+                sum(1 for cs in new.compiled if cs.artifacts is not None and cs.artifacts.ok) < \
+                sum(1 for cs in old.compiled if cs.artifacts is not None and cs.artifacts.ok):
+            return None, False
+        return f"{self.kept} config{'s' if self.kept != 1 else ''} left, each key's choice kept", False
+
+
+def _removals(sources, positions: list[int]) -> list[Edit]:
+    """Edits deleting the configs at `positions` (0-based) with their separating commas: each up to the next
+    config, and the list's tail (after the last config kept) in one piece."""
+    drop = set(positions)
+    kept = [i for i in range(len(sources)) if i not in drop]
+    last_kept = kept[-1]
+    edits = []
+    for i in sorted(drop):
+        if i < last_kept:
+            a, b = sources[i].call, sources[i + 1].call
+            edits.append(Edit(_range((a[0], a[1], b[0], b[1])), ""))
+    if any(i > last_kept for i in drop):
+        a, b = sources[last_kept].call, sources[-1].call
+        edits.append(Edit(_range((a[2], a[3], b[2], b[3])), ""))
+    return edits
+
+
+def prune_candidates(kr: KernelReport, f: Finding, text: str) -> Iterator[PruneCandidate]:
+    """The one prune fix of a LAUNCH005 finding, when its plan offers one and the list is literal in `text`."""
+    plan = f.data.get("prune") if f.code == PRUNE_CODE else None
+    if not isinstance(plan, dict) or plan.get("why_not") or not plan.get("positions"):
+        return
+    sources = config_sources(kr.kernel.path, text, kr.kernel.def_line)
+    listed = kr.kernel.autotune_configs or []
+    positions = [p for p in plan["positions"] if isinstance(p, int)]
+    if not sources or len(sources) != len(listed) or not positions or max(positions) >= len(sources) or \
+            len(positions) >= len(sources):
+        return
+    n = len(positions)
+    saves = plan.get("saves_s")
+    said = f" (saves {saves:.2f} s of autotuning at the captured keys)" if isinstance(saves, (int, float)) else ""
+    yield PruneCandidate(f"Remove the {n} dead config{'s' if n != 1 else ''} from the autotune list{said}",
+                         _removals(sources, positions), positions, len(sources) - n)

@@ -151,6 +151,8 @@ class _Hook:
 
         def autotune_and_note(tuner, *args, **kwargs):
             stack = hook.local.__dict__.setdefault("tuning", [])
+            if stack and stack[-1]["tuner"] is tuner and not stack[-1]["bench"]:
+                return run(tuner, *args, **kwargs)  # a subclass's run calling Autotuner.run: noted once, outside
             frame = {"tuner": tuner, "key": _autotune_key(tuner, args, kwargs), "bench": False, "trials": 0,
                      "measured": {}, "grid": None, "chosen_grid": None}
             if hook.no_gpu_target:
@@ -204,7 +206,10 @@ class _Hook:
         line. Costs no GPU time: the times are the autotuner's; the grids and wall times were seen on the way."""
         try:
             jit_function = tuner.fn
-            while not hasattr(jit_function, "arg_names") or not hasattr(jit_function, "fn"):
+            # down to the JITFunction: through @triton.heuristics (it has arg_names and fn too) and other wrappers
+            for _ in range(8):
+                if hasattr(jit_function, "arg_names") and hasattr(getattr(jit_function, "fn", None), "__code__"):
+                    break
                 jit_function = jit_function.fn
             rec = tuning_record(tuner=tuner, jit_function=jit_function, key=frame["key"], timings=timings,
                                 measured=frame["measured"], chosen_grid=frame["chosen_grid"], args=args,
@@ -542,11 +547,40 @@ def _autotune_key(tuner: Any, args: tuple, kwargs: dict[str, Any]) -> tuple | No
             return None
         all_args = {**dict(zip(tuner.arg_names, args)), **kwargs}
         named = {k: v for k, v in all_args.items() if k in tuner.arg_names}
+        own = getattr(type(tuner), "get_key", None)
+        if callable(own):  # a library's autotuner with its own key (FlagGems' LibTuner: rounded by a strategy)
+            key = own(tuner, named)
+            return tuple(key) if isinstance(key, (tuple, list)) else None
         key = [named[k] for k in tuner.keys if k in named]
         key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
         return tuple(key)
     except Exception:  # noqa: BLE001 — an autotuner of another triton version
         return None
+
+
+def _wrap_subclass_runs(autotuner: type, hook: "_Hook") -> None:
+    """A library's autotuner that overrides `run` (FlagGems' LibTuner benchmarks in its own run, with its own cache)
+    is noted as Triton's is: the subclasses defined so far, and every one defined later (at the library's import)."""
+    def wrap(cls: type) -> None:
+        if "run" in cls.__dict__:
+            wrap_once(cls, "run", hook.wrap_autotune_run)
+
+    def walk(cls: type) -> None:
+        for sub in cls.__subclasses__():
+            wrap(sub)
+            walk(sub)
+
+    walk(autotuner)
+    previous = autotuner.__dict__.get("__init_subclass__")
+
+    def init_subclass(cls, **kwargs):
+        if isinstance(previous, classmethod):
+            previous.__func__(cls, **kwargs)
+        else:
+            super(autotuner, cls).__init_subclass__(**kwargs)
+        wrap(cls)
+
+    autotuner.__init_subclass__ = classmethod(init_subclass)  # type: ignore[method-assign]
 
 
 def _warn(msg: str) -> None:
@@ -593,6 +627,7 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
         wrap_once(Autotuner, "run", hook.wrap_autotune_run)
         wrap_once(Autotuner, "_bench", hook.wrap_trials)
         wrap_once(Autotuner, "warmup", hook.wrap_trials)
+        _wrap_subclass_runs(Autotuner, hook)
     atexit.register(hook.flush, True)
     _exit_on_sigterm()
     _installed = hook

@@ -225,6 +225,13 @@ def _us(ms: Any) -> float | None:
     return None
 
 
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 — a config of another triton version
+        return False
+
+
 def tuning_record(*, tuner: Any, jit_function: Any, key: tuple | None, timings: dict[Any, Any],
                   measured: dict[int, tuple[float, Any]], chosen_grid: Any, args: tuple, kwargs: dict[str, Any],
                   benchmarked: bool, target: str | None, root: str, triton_version: str) -> dict[str, Any] | None:
@@ -257,6 +264,12 @@ def tuning_record(*, tuner: Any, jit_function: Any, key: tuple | None, timings: 
         if config is chosen:
             chosen_index = len(configs)
         configs.append(entry)
+    if chosen_index is None and chosen is not None:  # a cache that hands back a copy of the chosen config
+        best = getattr(tuner, "best_config", None)
+        listed = list(timings)[:len(configs)]
+        chosen_index = next((i for i, c in enumerate(listed) if c is best), None)
+        if chosen_index is None:
+            chosen_index = next((i for i, c in enumerate(listed) if _same(c, chosen)), None)
     timed = {id(c) for c in timings}
     offered = list(getattr(tuner, "configs", []) or [])
     pruned = [config_fields(c) for c in offered if id(c) not in timed][:MAX_TUNING_CONFIGS]

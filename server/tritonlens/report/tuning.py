@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checks.tuning import KeyTuning, TuningSummary, same_config
+import os
+
+from ..checks.tuning import (KeyTuning, ProposalTiming, PrunePlan, TuningSummary, judge_proposals,
+                             parse_proposal_timings, prune_plan, same_config, untimed_configs)
 from ..model import Finding, KernelReport
 from ..settings import Settings
 
 CODE = "LAUNCH005"
+PROPOSALS = "proposals.jsonl"  # in .tritonlens/: bench/autotune/time_proposals.py appends to it
 
 
 def _estimates(kr: KernelReport, summary: TuningSummary) -> list[str]:
@@ -31,6 +35,29 @@ def _estimates(kr: KernelReport, summary: TuningSummary) -> list[str]:
     return out
 
 
+def launched_keys(kr: KernelReport) -> list[tuple]:
+    """The autotune keys (the values of the key's arguments, in the key's order) of every captured launch the
+    autotuner's choice made, or a launch captured without a GPU (whose choice was the GPU's to make)."""
+    names = list(kr.kernel.autotune_key or [])
+    out: list[tuple] = []
+    if not names:
+        return out
+    for cs in kr.compiled:
+        if cs.spec.autotune not in ("chosen", "unknown"):
+            continue
+        for rec in cs.spec.launch_records or []:
+            args = rec.get("args") if isinstance(rec, dict) else None
+            values = [args.get(n, {}).get("value") if isinstance(args, dict) and isinstance(args.get(n), dict)
+                      else None for n in names]
+            if all(v is not None for v in values):
+                out.append(tuple(values))
+    return out
+
+
+def plan_of(kr: KernelReport, summary: TuningSummary) -> PrunePlan:
+    return prune_plan(summary, kr.kernel, launched_keys(kr))
+
+
 def tuning_finding(kr: KernelReport, summary: TuningSummary | None, settings: Settings) -> Finding | None:
     """LAUNCH005 for a kernel with tuning lines in its captures; None without any (or when switched off)."""
     if summary is None:
@@ -40,9 +67,17 @@ def tuning_finding(kr: KernelReport, summary: TuningSummary | None, settings: Se
     estimates = _estimates(kr, summary)
     head = (f"the autotuner measured {sum(len(kt.timed) for kt in summary.keys)} config timings over "
             f"{len(summary.keys)} captured key{'s' if len(summary.keys) != 1 else ''}")
-    message = "; ".join([head] + keys + [summary.dead_line()] + estimates)
+    untimed = [c.label() for c in untimed_configs(k, summary.keys)]
+    waiting = [f"{len(untimed)} config{'s' if len(untimed) != 1 else ''} of the autotune list not timed in the "
+               f"captured run ({'; '.join(untimed[:3])}{'; …' if len(untimed) > 3 else ''}): capture again to have "
+               f"the autotuner time {'them' if len(untimed) != 1 else 'it'}"] if untimed else []
+    plan = plan_of(kr, summary) if summary.dead else None
+    pruning = [plan.text()] if plan is not None else []
+    message = "; ".join([head] + keys + [summary.dead_line()] + pruning + waiting + estimates)
     data: dict[str, Any] = {"tuning": summary.to_json(), "estimates": estimates,
-                            "dead": [d.config.label() for d in summary.dead], "merge_key": CODE}
+                            "dead": [d.config.label() for d in summary.dead], "untimed": untimed, "merge_key": CODE}
+    if plan is not None:
+        data["prune"] = plan.to_json()
     line = k.decorator_line
     # no severity of its own: the verdict gives it the registered default, or the user's setting
     return Finding(k.path, line, 1, line, 1, CODE, "", message, kernel=k.name, data=data)
@@ -95,3 +130,34 @@ def tuning_brief(summary: TuningSummary | None) -> str:
     dead = f", {len(summary.dead)} dead" + (f" ({cost:.1f} s of tuning)" if cost is not None else "") \
         if summary.dead else ", none dead"
     return f"autotuned: {summary.offered} configs × {len(summary.keys)} key{'s' if len(summary.keys) != 1 else ''}{dead}"
+
+
+def proposal_timings(root: str | None, path: str, kernel: str) -> dict[frozenset, ProposalTiming]:
+    """What `.tritonlens/proposals.jsonl` says a GPU measured of this kernel's proposed configs (empty when none):
+    a workspace file, read as bounded, validated data."""
+    from ..frontend.untrusted import UntrustedFile, has_controls, loads, read_text
+    from ..sidecar import sidecar_path
+
+    if not root:
+        return {}
+    file = sidecar_path(root, PROPOSALS)
+    try:
+        text = read_text(file) if os.path.isfile(file) else ""
+    except (OSError, UntrustedFile):
+        return {}
+    lines = []
+    for line in text.splitlines():
+        try:
+            rec = loads(line, file) if len(line) <= 1 << 16 else None
+        except UntrustedFile:
+            continue
+        if isinstance(rec, dict) and not has_controls(rec):
+            lines.append(rec)
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+    return parse_proposal_timings(lines, rel, kernel)
+
+
+def weigh_proposals(kr: KernelReport, root: str | None) -> None:
+    """LAUNCH004 findings judged by what a GPU measured of the configs proposed for them (checks/tuning)."""
+    if root and any(f.code == "LAUNCH004" for f in kr.findings):
+        judge_proposals(kr.findings, proposal_timings(root, kr.kernel.path, kr.name))
