@@ -43,6 +43,8 @@ def kernel_class(kernel: str, launch: dict) -> str:
         rows = (args.get("M") or {}).get("value")
         return "gemm-decode" if isinstance(rows, int) and rows <= 64 else "gemm-bf16"
     return {"gemm_reverse_k": "gemm-bf16", "gemm_persistent": "gemm-persistent", "attention_fwd": "attention",
+            "gemm_split_k": "gemm-split-k", "moe_grouped_gemm": "moe", "attention_bwd_dkdv": "attention-bwd",
+            "attention_bwd_dq": "attention-bwd",
             "rms_norm": "norm-rows", "layer_norm_looped": "norm-rows", "softmax_online": "softmax-rows",
             "quant_fp8_row": "quantization", "quant_fp8_group": "quantization", "row_sum": "reduction",
             "sum_grid_stride": "reduction", "add": "elementwise", "silu_mul": "elementwise"}.get(kernel, kernel)
