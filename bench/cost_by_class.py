@@ -70,8 +70,30 @@ def rows_of(name: str, reports) -> list[dict]:
     return out
 
 
+def timed_only(captures: str) -> str:
+    """A copy of a capture file with only the specs that have a timed launch: an autotuned library's sweep (160
+    compiles of one GEMM) left out, since only the configs the runs chose were timed."""
+    import tempfile
+
+    def spec(r: dict) -> str:
+        opts = r.get("options") or {}
+        return json.dumps([r.get("path"), r.get("kernel"), r.get("signature"), r.get("constants"), r.get("attrs"),
+                           opts.get("num_warps"), opts.get("num_stages")], sort_keys=True)
+
+    with open(captures, encoding="utf-8") as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    keep = {spec(r) for r in recs if r.get("record") == "summary"
+            and any(lc.get("time_us") for lc in r.get("launch_counts") or ())}
+    fd, out = tempfile.mkstemp(prefix="tritonlens-timed-", suffix=".jsonl")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        for r in recs:
+            if r.get("record") not in (None, "summary") or spec(r) in keep:
+                f.write(json.dumps(r) + "\n")
+    return out
+
+
 def key(r: dict) -> str:
-    return f"{r['set']}|{r['kernel']}|{r['spec']}|{r['grid']}"
+    return f"{r['set']}|{r['kernel']}|{r['spec']}|{r['grid']}|{r['measured_us']}"
 
 
 def summary(rows: list[dict]) -> tuple[int, int, float | None]:
@@ -129,7 +151,7 @@ def main() -> int:
     started = time.time()
     rows = []
     for name, root, caps in args.set:
-        rows += rows_of(name, check_workspace(root, caps, args.gpu))
+        rows += rows_of(name, check_workspace(root, timed_only(caps), args.gpu))
     before = {}
     if args.before:
         with open(args.before, encoding="utf-8") as f:
