@@ -10,8 +10,6 @@ import json
 import os
 import shutil
 
-import pytest
-
 from tritonlens.cli import main as cli_main
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
