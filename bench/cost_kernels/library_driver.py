@@ -4,6 +4,8 @@ so the captured paths are the package's own), then `tritonlens cost` on the CPU 
 
     python library_driver.py OUT.json flaggems            # FlagGems: mm, bmm, addmm, attention, norms, softmax, ...
     python library_driver.py OUT.json liger LIGER_SRC     # Liger-Kernel: fused MoE, fused linear cross entropy, ...
+    python library_driver.py OUT.json flaggems-holdout    # other ops and shapes, kept out of the model's design
+    python library_driver.py OUT.json liger-holdout LIGER_SRC
 
 Each op is timed by the driver too (CUDA events, suite_driver.timed) into OUT.json. FlagGems' LibEntry keeps each
 compiled kernel and launches it directly after the first call, past `JITFunction.run` where the capture counts and
@@ -23,7 +25,7 @@ import suite_driver as sd  # noqa: E402
 timed = sd.timed
 
 
-def flaggems(dev):
+def flaggems(dev, ops=True):
     import flag_gems
     from flag_gems.utils.libentry import LibEntry
 
@@ -35,6 +37,8 @@ def flaggems(dev):
         return run(self, *args, **kwargs)
 
     LibEntry.run = through_jit
+    if not ops:
+        return
     bf = torch.bfloat16  # the ops whose autotuner sweeps the fewest configs first, the decode GEMM's retune last
     a, b = torch.randn(8192, 8192, device=dev, dtype=bf), torch.randn(8192, 8192, device=dev, dtype=bf)
     timed("flaggems_mm_8192", "flaggems", lambda: flag_gems.mm(a, b))
@@ -67,6 +71,52 @@ def flaggems(dev):
     del a, w, bias
     x = torch.randn(16, 8192, device=dev, dtype=bf)
     timed("flaggems_mm_decode_16x8192x8192", "flaggems", lambda: flag_gems.mm(x, b))
+
+
+def flaggems_holdout(dev):
+    """Other ops and shapes of the same library, run after the model's mechanisms were settled: a hold-out."""
+    import flag_gems
+
+    flaggems(dev, ops=False)
+    bf = torch.bfloat16
+    for m, n, k in ((2048, 4096, 14336), (4096, 4096, 4096), (64, 28672, 4096)):
+        a, b = torch.randn(m, k, device=dev, dtype=bf), torch.randn(k, n, device=dev, dtype=bf)
+        timed(f"flaggems_mm_{m}x{n}x{k}", "flaggems", lambda: flag_gems.mm(a, b))
+        del a, b
+    for bt, m, n, k in ((64, 1024, 1024, 64), (8, 2048, 2048, 2048)):
+        a, b = torch.randn(bt, m, k, device=dev, dtype=bf), torch.randn(bt, k, n, device=dev, dtype=bf)
+        timed(f"flaggems_bmm_{bt}x{m}x{n}x{k}", "flaggems", lambda: flag_gems.bmm(a, b))
+        del a, b
+    a, w = torch.randn(8192, 4096, device=dev, dtype=bf), torch.randn(4096, 4096, device=dev, dtype=bf)
+    bias = torch.randn(4096, device=dev, dtype=bf)
+    timed("flaggems_addmm_8192x4096x4096", "flaggems", lambda: flag_gems.addmm(bias, a, w))
+    del a, w, bias
+    q, k, v = (torch.randn(2, 16, 8192, 64, device=dev, dtype=bf) for _ in range(3))
+    timed("flaggems_sdpa_2x16x8192x64_causal", "flaggems",
+          lambda: flag_gems.scaled_dot_product_attention(q, k, v, is_causal=True))
+    del q, k, v
+    x = torch.randn(8192, 8192, device=dev, dtype=bf)
+    wn = torch.randn(8192, device=dev, dtype=bf)
+    timed("flaggems_rms_norm_8192x8192", "flaggems", lambda: flag_gems.rms_norm(x, [8192], wn, 1e-6))
+    timed("flaggems_softmax_8192x8192", "flaggems", lambda: flag_gems.softmax(x, -1))
+
+
+def liger_holdout(dev, src):
+    """Liger's fused MoE at other shapes (many small experts, a decode batch): a hold-out."""
+    os.environ.setdefault("LIGER_FUSED_MOE_AUTOTUNE", "0")
+    sys.path.insert(0, src)
+    from liger_kernel.ops.fused_moe import LigerFusedMoEFunction
+
+    bf = torch.bfloat16
+    for tokens, hidden, inter, experts, topk in ((8192, 2048, 1408, 64, 6), (256, 4096, 14336, 8, 2)):
+        x = torch.randn(tokens, hidden, device=dev, dtype=bf)
+        gate_up = torch.randn(experts, 2 * inter, hidden, device=dev, dtype=bf) * 0.02
+        down = torch.randn(experts, hidden, inter, device=dev, dtype=bf) * 0.02
+        weights, index = torch.topk(torch.randn(tokens, experts, device=dev).softmax(-1), topk, dim=-1)
+        index = index.to(torch.int32).contiguous()
+        timed(f"liger_fused_moe_{tokens}x{experts}x{inter}", "liger",
+              lambda: LigerFusedMoEFunction.apply(x, gate_up, down, index, weights.to(bf)))
+        del x, gate_up, down
 
 
 def liger(dev, src):
@@ -105,7 +155,8 @@ def main(out_path, which, src=None):
     import json
 
     try:
-        flaggems("cuda") if which == "flaggems" else liger("cuda", src)
+        {"flaggems": lambda: flaggems("cuda"), "flaggems-holdout": lambda: flaggems_holdout("cuda"),
+         "liger": lambda: liger("cuda", src), "liger-holdout": lambda: liger_holdout("cuda", src)}[which]()
     except Exception:  # noqa: BLE001 — what ran before the failure is kept
         traceback.print_exc()
     with open(out_path, "w", encoding="utf-8") as f:
