@@ -1,8 +1,9 @@
 """Launch every case of the calibration suite (suite.py) at production shapes on a GPU, REPS times each, under
 `tritonlens capture --time` (which times the launches after the first and records them with the capture); the
 driver's own CUDA-event timings (median and minimum after two warm-ups) go to the JSON file named by the first
-argument, keyed by case, with the class each case belongs to; `--parts a,b` runs only those parts (PARTS). `--liger SRC` runs Liger-Kernel's forward ops at
-production shapes instead (a library the model is not fitted on), under a capture whose workspace is SRC."""
+argument, keyed by case, with the class each case belongs to; `--parts a,b` runs only those parts (PARTS).
+`--liger SRC` runs Liger-Kernel's forward ops at production shapes instead (a library the model is not fitted on),
+under a capture whose workspace is SRC."""
 import json
 import sys
 import traceback
