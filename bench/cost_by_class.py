@@ -1,16 +1,20 @@
 """The cost model against the GPU, by class of kernel: every captured launch of the calibration suite
-(bench/cost_kernels/suite.py) and of a library not used for fitting (Liger-Kernel at production shapes), the model's
-estimate beside the time the H200 measured (`capture --time`: median of 10 launches after the first), checked here
-without a GPU through the same Checker as `tritonlens check --all-captures`.
+(bench/cost_kernels/suite.py) and of libraries not used for fitting (FlagGems, Liger-Kernel at production shapes),
+the model's estimate beside the time the H200 measured (`capture --time`: median of 10 launches after the first),
+checked here without a GPU through the same Checker as `tritonlens check --all-captures`.
 
     PYTHONPATH=server python3 bench/cost_by_class.py \
-        --set suite bench/cost_kernels bench/results/cost/suite-captures-timed.jsonl \
-        --set liger CORPUS/liger-kernel/src bench/results/cost/liger-prod-captures-timed.jsonl \
-        --json bench/results/cost/by-class-after.json --before bench/results/cost/by-class-before.json \
+        --set suite bench/cost_kernels SUITE_CAPTURES \
+        --set flaggems SITE bench/results/cost/flaggems-prod-captures-timed.jsonl \
+        --set liger CORPUS/liger-kernel/src LIGER_CAPTURES \
+        --json bench/results/cost/by-class-after-2.json --before bench/results/cost/by-class-before-2.json \
         --out bench/results/cost-by-class.md
 
-`--json` keeps each launch's estimate, so that a later run (`--before`) can set the model before and after side
-by side."""
+SUITE_CAPTURES: suite2-captures-timed.jsonl and suite-captures-timed.jsonl of bench/results/cost/ together;
+LIGER_CAPTURES: liger-prod-captures-timed.jsonl and liger-prod2-captures-timed.jsonl together; SITE: a folder where the
+flag-gems 5.0.2 wheel is installed (`pip install --no-deps --target SITE flag-gems==5.0.2`). Only specs with a timed
+launch are checked (an autotuner's sweep is left out). `--json` keeps each launch's estimate, so that a later run
+(`--before`) can set the model before and after side by side."""
 from __future__ import annotations
 
 import argparse
@@ -43,6 +47,8 @@ def kernel_class(kernel: str, launch: dict) -> str:
         rows = (args.get("M") or {}).get("value")
         return "gemm-decode" if isinstance(rows, int) and rows <= 64 else "gemm-bf16"
     return {"gemm_reverse_k": "gemm-bf16", "gemm_persistent": "gemm-persistent", "attention_fwd": "attention",
+            "gemm_split_k": "gemm-split-k", "moe_grouped_gemm": "moe", "attention_bwd_dkdv": "attention-bwd",
+            "attention_bwd_dq": "attention-bwd",
             "rms_norm": "norm-rows", "layer_norm_looped": "norm-rows", "softmax_online": "softmax-rows",
             "quant_fp8_row": "quantization", "quant_fp8_group": "quantization", "row_sum": "reduction",
             "sum_grid_stride": "reduction", "add": "elementwise", "silu_mul": "elementwise"}.get(kernel, kernel)
@@ -68,8 +74,30 @@ def rows_of(name: str, reports) -> list[dict]:
     return out
 
 
+def timed_only(captures: str) -> str:
+    """A copy of a capture file with only the specs that have a timed launch: an autotuned library's sweep (160
+    compiles of one GEMM) left out, since only the configs the runs chose were timed."""
+    import tempfile
+
+    def spec(r: dict) -> str:
+        opts = r.get("options") or {}
+        return json.dumps([r.get("path"), r.get("kernel"), r.get("signature"), r.get("constants"), r.get("attrs"),
+                           opts.get("num_warps"), opts.get("num_stages")], sort_keys=True)
+
+    with open(captures, encoding="utf-8") as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    keep = {spec(r) for r in recs if r.get("record") == "summary"
+            and any(lc.get("time_us") for lc in r.get("launch_counts") or ())}
+    fd, out = tempfile.mkstemp(prefix="tritonlens-timed-", suffix=".jsonl")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        for r in recs:
+            if r.get("record") not in (None, "summary") or spec(r) in keep:
+                f.write(json.dumps(r) + "\n")
+    return out
+
+
 def key(r: dict) -> str:
-    return f"{r['set']}|{r['kernel']}|{r['spec']}|{r['grid']}"
+    return f"{r['set']}|{r['kernel']}|{r['spec']}|{r['grid']}|{r['measured_us']}"
 
 
 def summary(rows: list[dict]) -> tuple[int, int, float | None]:
@@ -82,8 +110,8 @@ def summary(rows: list[dict]) -> tuple[int, int, float | None]:
 def render(rows: list[dict], before: dict[str, dict]) -> str:
     lines = ["# The cost model by class of kernel (H200, estimates made on the CPU)", "",
              "Each launch timed by `capture --time` on an H200 (median of 10 launches after the first), set beside the "
-             "model's estimate for the GPU model `h200`. `before`: the model as it was; `after`: the model reading "
-             "trip counts, dots and accesses from the IR. Liger-Kernel was not used to fit anything.", "",
+             "model's estimate for the GPU model `h200`, made on the CPU. `before`: the model of the `--before` run; "
+             "`after`: this one. Sets other than `suite` are libraries the model was not fitted on.", "",
              f"| class | launches ≥ {LONG_US:.0f} µs | within {WITHIN}× before | within {WITHIN}× after | "
              "geomean est/measured before | after |", "|---|---|---|---|---|---|"]
     classes: dict[str, list[dict]] = {}
@@ -127,7 +155,7 @@ def main() -> int:
     started = time.time()
     rows = []
     for name, root, caps in args.set:
-        rows += rows_of(name, check_workspace(root, caps, args.gpu))
+        rows += rows_of(name, check_workspace(root, timed_only(caps), args.gpu))
     before = {}
     if args.before:
         with open(args.before, encoding="utf-8") as f:

@@ -48,6 +48,19 @@ def with_helper(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def _num_blocks(n, BLOCK: tl.constexpr):
+    return tl.cdiv(n, BLOCK)
+
+
+@triton.jit
+def bound_from_helper(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], tl.float32)
+    for i in range(_num_blocks(n, BLOCK)):
+        acc += tl.load(x_ptr + i * BLOCK + tl.arange(0, BLOCK))
+    tl.store(out_ptr + tl.arange(0, BLOCK), acc)
+
+
+@triton.jit
 def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     pid = tl.program_id(0)
     num_n = tl.cdiv(N, BN)
@@ -109,6 +122,14 @@ def test_a_loop_in_an_inlined_helper_is_counted_where_the_kernel_calls_it():
     (load,) = [a for a in c.accesses if a.kind == "load"]
     assert c.trips({"n": 1000}, [1]).of(load.loop) == 8
     assert load.line == with_helper.fn.__code__.co_firstlineno + 2  # the call's line in the kernel
+
+
+@pytest.mark.parametrize("stage", ["ttir", "ttgir"])
+def test_a_bound_a_helper_returns_is_evaluated(stage):
+    c = _compile(bound_from_helper, {**FLAT, "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 256}, stage)
+    (load,) = [a for a in c.accesses if a.kind == "load"]
+    t = c.trips({"n": 100_000}, [1])
+    assert t.of(load.loop) == 391 and not t.unknown  # ceil(100000 / 256)
 
 
 @pytest.mark.parametrize("stage", ["ttir", "ttgir"])

@@ -1,7 +1,8 @@
 """The cost model's calibration suite: one kernel per class of real work, written as experts write them (loops whose
 trip counts only the IR tells: a negative step, a local bound, a persistent tile loop, `tl.range`, a loop in a
-helper), launched at production shapes by suite_driver.py. The classes: dense GEMM (bf16, fp8, persistent, decode),
-attention forward, row-wise norms and softmax (small and huge grids), quantization, reductions, elementwise."""
+helper, a bound loaded from memory), launched at production shapes by suite_driver.py. The classes: dense GEMM (bf16,
+fp8, persistent, decode, split-K), attention forward and backward, MoE grouped GEMM, row-wise norms and softmax (small
+and huge grids), quantization, reductions, elementwise."""
 import triton
 import triton.language as tl
 
@@ -81,6 +82,63 @@ def gemm_reverse_k(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(c_ptr.dtype.element_ty))
 
 
+@triton.jit
+def gemm_split_k(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, SPLIT_K: tl.constexpr):
+    """Split-K: program (tile, s) walks the s-th share of K (`range(lo, hi, BK)` from locals) and adds its partial
+    tile into an fp32 C with atomics — for few output tiles over a long K (a decode or down projection)."""
+    pid = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    num_n = tl.cdiv(N, BN)
+    pid_m = pid // num_n
+    pid_n = pid % num_n
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    share = tl.cdiv(K, SPLIT_K * BK) * BK
+    lo = pid_k * share
+    hi = tl.minimum(lo + share, K)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(lo, hi, BK):
+        a = tl.load(a_ptr + (rm % M)[:, None] * stride_am + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * stride_bk + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tl.atomic_add(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc, mask=mask, sem="relaxed")
+
+
+# ---------------------------------------------------------------- MoE grouped GEMM
+@triton.jit
+def moe_grouped_gemm(a_ptr, b_ptr, c_ptr, offs_ptr, N, K, stride_am, stride_be, stride_bk, stride_cm,
+                     E: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, NUM_SMS: tl.constexpr):
+    """A persistent grouped GEMM over experts: rows offs[e]..offs[e+1] of A times expert e's weight. Each expert's
+    tile count comes from the offsets in memory, so its loop's trips are data, not arguments."""
+    pid = tl.program_id(0)
+    num_n = tl.cdiv(N, BN)
+    done = 0
+    for e in range(E):
+        row0 = tl.load(offs_ptr + e)
+        rows = tl.load(offs_ptr + e + 1) - row0
+        tiles = tl.cdiv(rows, BM) * num_n
+        first = (pid - done % NUM_SMS + NUM_SMS) % NUM_SMS
+        for t in range(first, tiles, NUM_SMS):
+            pid_m = t // num_n
+            pid_n = t % num_n
+            rm = pid_m * BM + tl.arange(0, BM)
+            rn = pid_n * BN + tl.arange(0, BN)
+            rk = tl.arange(0, BK)
+            a_rows = row0 + tl.minimum(rm, rows - 1)
+            acc = tl.zeros([BM, BN], dtype=tl.float32)
+            for k in range(0, K, BK):
+                a = tl.load(a_ptr + a_rows.to(tl.int64)[:, None] * stride_am + (k + rk)[None, :])
+                b = tl.load(b_ptr + e.to(tl.int64) * stride_be + (k + rk)[:, None] * stride_bk + rn[None, :])
+                acc = tl.dot(a, b, acc)
+            c_rows = (row0 + rm).to(tl.int64)
+            tl.store(c_ptr + c_rows[:, None] * stride_cm + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+                     mask=(rm[:, None] < rows) & (rn[None, :] < N))
+        done += tiles
+
+
 # ---------------------------------------------------------------- attention forward
 @triton.jit
 def _attn_inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, lo, hi, offs_m, qk_scale,
@@ -122,6 +180,70 @@ def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, seq, stride_h, stride_n, sm_scale,
                                 qk_scale, BLOCK_M, BLOCK_N, HEAD, CAUSAL)
     acc = acc / l_i[:, None]
     tl.store(o_ptr + base + offs_m[:, None] * stride_n + offs_d[None, :], acc.to(o_ptr.dtype.element_ty))
+
+
+# ---------------------------------------------------------------- attention backward
+@triton.jit
+def attention_bwd_dkdv(q_ptr, k_ptr, v_ptr, do_ptr, m_ptr, d_ptr, dk_ptr, dv_ptr, seq, stride_h, stride_n, sm_scale,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD: tl.constexpr, CAUSAL: tl.constexpr):
+    """Flash attention backward for one block of keys: the query blocks walked in `range(lo, seq, BLOCK_M)` (from
+    the key block on when causal), four dots a trip (qk, dv, dp, dk)."""
+    start_n = tl.program_id(0)
+    bh = tl.program_id(1)
+    base = bh.to(tl.int64) * stride_h
+    offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD)
+    k = tl.load(k_ptr + base + offs_n[:, None] * stride_n + offs_d[None, :])
+    v = tl.load(v_ptr + base + offs_n[:, None] * stride_n + offs_d[None, :])
+    dk = tl.zeros([BLOCK_N, HEAD], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, HEAD], dtype=tl.float32)
+    lo = start_n * BLOCK_N if CAUSAL else 0
+    for start_m in range(lo, seq, BLOCK_M):
+        offs_m = start_m + tl.arange(0, BLOCK_M)
+        qT = tl.load(q_ptr + base + offs_m[None, :] * stride_n + offs_d[:, None])
+        m = tl.load(m_ptr + bh * seq + offs_m)
+        qkT = tl.dot(k, qT) * (sm_scale * 1.44269504)
+        pT = tl.math.exp2(qkT - m[None, :])
+        if CAUSAL:
+            pT = tl.where(offs_m[None, :] >= offs_n[:, None], pT, 0.0)
+        do = tl.load(do_ptr + base + offs_m[:, None] * stride_n + offs_d[None, :])
+        dv += tl.dot(pT.to(do.dtype), do)
+        di = tl.load(d_ptr + bh * seq + offs_m)
+        dpT = tl.dot(v, tl.trans(do)).to(tl.float32)
+        dsT = pT * (dpT - di[None, :])
+        dk += tl.dot(dsT.to(qT.dtype), tl.trans(qT))
+    tl.store(dv_ptr + base + offs_n[:, None] * stride_n + offs_d[None, :], dv.to(dv_ptr.dtype.element_ty))
+    tl.store(dk_ptr + base + offs_n[:, None] * stride_n + offs_d[None, :], (dk * sm_scale).to(dk_ptr.dtype.element_ty))
+
+
+@triton.jit
+def attention_bwd_dq(q_ptr, k_ptr, v_ptr, do_ptr, m_ptr, d_ptr, dq_ptr, seq, stride_h, stride_n, sm_scale,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD: tl.constexpr, CAUSAL: tl.constexpr):
+    """Flash attention backward for one block of queries: the key blocks walked in `range(0, hi, BLOCK_N)` (up to
+    the query block when causal), three dots a trip (qk, dp, dq)."""
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    base = bh.to(tl.int64) * stride_h
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD)
+    q = tl.load(q_ptr + base + offs_m[:, None] * stride_n + offs_d[None, :])
+    do = tl.load(do_ptr + base + offs_m[:, None] * stride_n + offs_d[None, :])
+    m = tl.load(m_ptr + bh * seq + offs_m)
+    di = tl.load(d_ptr + bh * seq + offs_m)
+    dq = tl.zeros([BLOCK_M, HEAD], dtype=tl.float32)
+    hi = (start_m + 1) * BLOCK_M if CAUSAL else seq
+    for start_n in range(0, hi, BLOCK_N):
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        kT = tl.load(k_ptr + base + offs_n[None, :] * stride_n + offs_d[:, None])
+        vT = tl.load(v_ptr + base + offs_n[None, :] * stride_n + offs_d[:, None])
+        qk = tl.dot(q, kT) * (sm_scale * 1.44269504)
+        p = tl.math.exp2(qk - m[:, None])
+        if CAUSAL:
+            p = tl.where(offs_m[:, None] >= offs_n[None, :], p, 0.0)
+        dp = tl.dot(do, vT).to(tl.float32)
+        ds = p * (dp - di[:, None])
+        dq += tl.dot(ds.to(kT.dtype), tl.trans(kT))
+    tl.store(dq_ptr + base + offs_m[:, None] * stride_n + offs_d[None, :], (dq * sm_scale).to(dq_ptr.dtype.element_ty))
 
 
 # ---------------------------------------------------------------- row-wise norms and softmax

@@ -1,8 +1,9 @@
 """Launch every case of the calibration suite (suite.py) at production shapes on a GPU, REPS times each, under
 `tritonlens capture --time` (which times the launches after the first and records them with the capture); the
 driver's own CUDA-event timings (median and minimum after two warm-ups) go to the JSON file named by the first
-argument, keyed by case, with the class each case belongs to. `--liger SRC` runs Liger-Kernel's forward ops at
-production shapes instead (a library the model is not fitted on), under a capture whose workspace is SRC."""
+argument, keyed by case, with the class each case belongs to; `--parts a,b` runs only those parts (PARTS).
+`--liger SRC` runs Liger-Kernel's forward ops at production shapes instead (a library the model is not fitted on),
+under a capture whose workspace is SRC."""
 import json
 import sys
 import traceback
@@ -83,6 +84,51 @@ def attention(dev):
                 (seq // 128, bh)](q, k, v, o, seq, q.stride(0), q.stride(1), 0.088, BLOCK_M=128, BLOCK_N=64,
                                   HEAD=128, CAUSAL=causal, num_warps=8, num_stages=3))
         del q, k, v, o
+
+
+def split_k(dev):
+    bf = torch.bfloat16
+    for m, n, k, split in ((64, 8192, 28672, 8), (256, 4096, 14336, 4)):
+        a, b = torch.randn(m, k, device=dev, dtype=bf), torch.randn(k, n, device=dev, dtype=bf)
+        c = torch.zeros(m, n, device=dev, dtype=torch.float32)
+        bm = 64
+        grid = (triton.cdiv(m, bm) * triton.cdiv(n, 128), split)
+        timed(f"gemm_split_k_m{m}", "gemm-split-k", lambda: s.gemm_split_k[grid](
+            a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), BM=bm, BN=128, BK=64, SPLIT_K=split,
+            num_warps=4, num_stages=4))
+        del a, b, c
+
+
+def moe(dev):
+    bf = torch.bfloat16
+    experts, n, k = 8, 14336, 4096
+    for tokens in (4096, 512):  # tokens per expert: prefill, decode batch
+        counts = [tokens] * experts
+        offs = torch.tensor([0] + list(torch.tensor(counts).cumsum(0)), device=dev, dtype=torch.int32)
+        a = torch.randn(sum(counts), k, device=dev, dtype=bf)
+        w = torch.randn(experts, k, n, device=dev, dtype=bf)
+        c = torch.empty(sum(counts), n, device=dev, dtype=bf)
+        timed(f"moe_grouped_gemm_{tokens}", "moe", lambda: s.moe_grouped_gemm[(SMS,)](
+            a, w, c, offs, n, k, a.stride(0), w.stride(0), w.stride(1), c.stride(0), E=experts, BM=128, BN=256,
+            BK=64, NUM_SMS=SMS, num_warps=8, num_stages=3))
+        del a, w, c
+
+
+def attention_bwd(dev):
+    bh, seq, head = 32, 4096, 128
+    q, k, v, do = (torch.randn(bh, seq, head, device=dev, dtype=torch.bfloat16) * 0.1 for _ in range(4))
+    m = torch.zeros(bh, seq, device=dev, dtype=torch.float32)
+    d = torch.zeros(bh, seq, device=dev, dtype=torch.float32)
+    dq, dk, dv = (torch.empty_like(q) for _ in range(3))
+    for causal in (False, True):
+        tag = "_causal" if causal else ""
+        timed(f"attention_bwd_dkdv_{seq}{tag}", "attention-bwd", lambda: s.attention_bwd_dkdv[(seq // 128, bh)](
+            q, k, v, do, m, d, dk, dv, seq, q.stride(0), q.stride(1), 0.088, BLOCK_M=32, BLOCK_N=128, HEAD=head,
+            CAUSAL=causal, num_warps=8, num_stages=3))
+        timed(f"attention_bwd_dq_{seq}{tag}", "attention-bwd", lambda: s.attention_bwd_dq[(seq // 128, bh)](
+            q, k, v, do, m, d, dq, seq, q.stride(0), q.stride(1), 0.088, BLOCK_M=128, BLOCK_N=32, HEAD=head,
+            CAUSAL=causal, num_warps=8, num_stages=3))
+    del q, k, v, do, m, d, dq, dk, dv
 
 
 def rows(dev):
@@ -176,10 +222,13 @@ def liger(dev, src):
     timed("liger_cross_entropy_4096x128256", "liger", lambda: LigerCrossEntropyFunction.apply(logits, target, None))
 
 
-def main(out_path, liger_src=None):
+PARTS = ("gemms", "split_k", "moe", "attention", "attention_bwd", "rows", "quant", "reductions", "elementwise")
+
+
+def main(out_path, liger_src=None, only=None):
     dev = "cuda"
-    for part in ((lambda d: liger(d, liger_src)),) if liger_src else (gemms, attention, rows, quant, reductions,
-                                                                     elementwise):
+    parts = tuple(globals()[name] for name in PARTS if not only or name in only)
+    for part in ((lambda d: liger(d, liger_src)),) if liger_src else parts:
         try:
             part(dev)
         except Exception:  # noqa: BLE001 — a part that cannot start (an import) leaves the others
@@ -196,4 +245,9 @@ if __name__ == "__main__":
         i = args.index("--liger")
         liger_src = args[i + 1]
         del args[i:i + 2]
-    main(args[0], liger_src)
+    only = None
+    if "--parts" in args:  # e.g. --parts split_k,moe,attention_bwd: only these classes
+        i = args.index("--parts")
+        only = set(args[i + 1].split(","))
+        del args[i:i + 2]
+    main(args[0], liger_src, only)

@@ -9,7 +9,8 @@ no line). A launch's time is
 
     launch latency + max(memory time, dot time, program time) + instruction time + spill time + conversion time
 
-(a GEMM's instructions issue while its tensor cores work: for it the instruction time joins the max instead).
+(a GEMM's instructions issue while its tensor cores work: for it the instruction time joins the max instead, and
+what its software pipeline cannot hide — `pipeline_overlap` — is added in turn).
 
 - memory time: each tensor's footprint once per access that walks it (at most its footprint: programs re-reading the
   same data hit L2), a second pass over what the running programs just read at L2's bandwidth when it fits there
@@ -22,6 +23,13 @@ no line). A launch's time is
 - dot time: 2·M·N·K per dot per loop trip per program (ir/counts), at the tensor-core rate of its operand type (fp8,
   bf16/fp16, tf32) when it is lowered to mma/wgmma, else at the FP32 FMA rate; DOT_EFF of the peak, on the share of
   the SMs the grid occupies.
+- pipeline overlap (GEMMs): the copies a K loop keeps in flight — its stages less one — cover the copy latency
+  PIPE_LATENCY_US only when that many trips of one program's dots last as long: a trip's dot FLOPs at the SM's
+  share of its operand type's rate (DOT_EFF), shared with the programs resident beside it; and the first stages
+  less one of each tile's trips wait for their copies whatever the depth (a K loop of 4 trips in 3 stages hides
+  half). The share not hidden of the smaller of memory, dot and instruction time is added to the largest.
+  Measured: 2-stage grouped GEMMs ran at the sum of their parts, a 4-trip batched GEMM halfway, 3-stage GEMMs
+  over long K at their largest part.
 - program time: the waves of resident programs the grid makes, PROGRAM_US each at least.
 - instruction time: the PTX instructions of each source line × the trips of the loops around it × warps × programs,
   at PTX_PER_CLOCK per SM clock on the SMs the grid keeps busy.
@@ -118,6 +126,8 @@ class Cost:
     unknown_trips: int = 0  # loops whose trip count the launch's values could not give (counted once)
     measured_raw_us: float | None = None  # the captured time even when too few launches or too wide a spread
     timed: int = 0  # launches the captured time is the median of
+    overlap: float = 1.0  # share of a GEMM's memory and instruction time its software pipeline hides under the
+    # dots (pipeline_overlap); 1 without dots
 
     # ------------------------------------------------ times
     @property
@@ -197,8 +207,10 @@ class Cost:
         # instruction issue is added, not overlapped: a row kernel's loads wait on its reductions (fitted on the
         # corpus's launches, bench/results/cost-calibration.md)
         if self.issue_overlaps:
-            return LAUNCH_US + max(self.memory_us, self.dot_us, self.issue_us, self.program_us) + self.spill_us + \
-                self.convert_us
+            m, d, i = self.memory_us, self.dot_us, self.issue_us
+            core = max(m, d, i)
+            core += (1.0 - self.overlap) * (m + d + i - core)  # what the pipeline does not hide runs in turn
+            return LAUNCH_US + max(core, self.program_us) + self.spill_us + self.convert_us
         return LAUNCH_US + max(self.memory_us, self.dot_us, self.program_us) + self.issue_us + self.spill_us + \
             self.convert_us
 
@@ -305,6 +317,8 @@ class Cost:
                "spill_us": round(self.spill_us, 2), "convert_us": round(self.convert_us, 2),
                "class": self.kernel_class, "confidence": self.confidence,
                "in_flight": int(self.in_flight), "pipelined": self.pipelined}
+        if self.overlap < 1.0:
+            out["overlap"] = round(self.overlap, 3)
         if self.tc_flops or self.fma_by_kind:
             out["dot_flops"] = {**{k: v for k, v in self.tc_flops.items()},
                                 **{f"{k} on FMA": v for k, v in self.fma_by_kind.items()}}
@@ -600,6 +614,7 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
     # instructions: the PTX of each source line, run as often as the loops around it, by every warp of every program
     warp_instrs = float(sum(n * trips(ln) for ln, n in k.instr_lines.items())) * k.warps * programs
 
+    overlap = pipeline_overlap(ctx, k, ir_trips, programs) if tc_flops else 1.0
     pipelined = k.async_in_flight > 0
     if pipelined:
         in_flight = min(k.async_in_flight, per_program) if per_program > 0 else k.async_in_flight
@@ -610,7 +625,61 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
                 tensor_bytes_of={p: int(t) for p, t in traffic.items()}, l2_bytes=l2, tc_flops=tc_flops,
                 fma_by_kind=fma_by_kind, pipelined=pipelined, kernel_class=k.kernel_class,
                 unknown_trips=len(ir_trips.unknown) if ir_trips is not None else 0, measured_raw_us=raw,
-                timed=int(launch.get("timed") or 0))
+                timed=int(launch.get("timed") or 0), overlap=overlap)
+
+
+def pipeline_overlap(ctx, k: KernelFacts, ir_trips, programs: int) -> float:
+    """The share of a GEMM's memory and instruction time its software pipeline hides under the dots, from the IR and
+    the launch: the K loop (the loop of the most dot FLOPs) keeps `stages - 1` copies in flight; they hide the copy
+    latency (PIPE_LATENCY_US) when that many trips of one program's dots last as long — a trip's FLOPs at the SM's
+    share of the operand type's tensor-core rate, divided among the programs resident on the SM (as many as the grid
+    puts there) — and each tile's
+    first `stages - 1` trips wait for their copies whatever the depth. 1 when the IR does not say."""
+    if k.counts is None or ir_trips is None or not k.counts.dots:
+        return 1.0
+    per_loop: dict = {}
+    for d in k.counts.dots:
+        if d.loop is not None:
+            per_loop.setdefault(d.loop, []).append(d)
+    if not per_loop:
+        return 1.0
+    loop, dots = max(per_loop.items(), key=lambda kv: sum(d.flops for d in kv[1]) * ir_trips.of(kv[0]))
+    stages = _stages_of(ctx, k.counts.loops[loop].line if loop < len(k.counts.loops) else 0)
+    if stages is None:
+        return 1.0
+    parent = k.counts.loops[loop].parent if loop < len(k.counts.loops) else None
+    outer = ir_trips.of(parent) if parent is not None else 1.0
+    trips = ir_trips.of(loop) / outer if outer > 0 else ir_trips.of(loop)  # a tile's K trips
+    if trips <= 0 or stages < 2:
+        return 0.0
+    gpu = ctx.gpu
+    peaks = gpu.peak_flops
+    beside = max(1, min(k.resident, math.ceil(programs / max(1, gpu.sms))))
+    trip_s = 0.0
+    for d in dots:
+        rate = peaks.get(_RATE_KEY.get(d.operand_kind, "tf32")) or peaks.get("tf32") or peaks.get("fp32") or 0
+        if rate:
+            trip_s += d.flops / (rate * DOT_EFF / max(1, gpu.sms) / beside)
+    ahead = stages - 1
+    hidden = min(1.0, ahead * trip_s / (PIPE_LATENCY_US * 1e-6)) if trip_s > 0 else 1.0
+    steady = max(0.0, trips - ahead) / trips
+    return hidden * steady
+
+
+def _stages_of(ctx, line: int) -> int | None:
+    """The software-pipeline depth of the loop on `line`: its `tl.range(..., num_stages=N)`, else the launch's
+    num_stages option; None when neither says."""
+    from ._common import source_index
+
+    if line:
+        for sites in source_index(ctx).by_stamp.values():
+            for site in sites:
+                v = site.kw.get("num_stages")
+                if site.name == "range" and site.node.lineno == line and isinstance(v, ast.Constant) \
+                        and isinstance(v.value, int):
+                    return v.value
+    stages = (ctx.spec.options or {}).get("num_stages")
+    return int(stages) if isinstance(stages, int) else None
 
 
 def mean_launch_us(metrics: dict[str, Any]) -> float | None:

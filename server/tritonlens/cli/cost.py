@@ -42,6 +42,7 @@ def rows(reports) -> list[dict[str, Any]]:
                         "parts": {k: lc.get(k) for k in PARTS if k in lc},
                         "dram_bytes": lc.get("dram_bytes"), "l2_bytes": lc.get("l2_bytes"), "flops": lc.get("flops"),
                         "dot_flops": lc.get("dot_flops"), "unknown_trips": lc.get("unknown_trips", 0),
+                        "overlap": lc.get("overlap", 1.0),
                         "measured_us": measured if measured is not None else timed,
                         "timed": lc.get("timed"), "time_reliable": lc.get("time_reliable"),
                         "ratio": round(lc["est_us"] / measured, 3) if measured and lc.get("est_us") else None,
