@@ -68,7 +68,7 @@ def test_a_38_mb_file_is_not_read(tmp_path):
     max_kb, code = map(int, head.split())
     findings = json.loads(rest)
     assert code == 0 and [(f["code"], f["line"]) for f in findings] == [("SRC007", 1)], (findings, out.stderr)
-    assert "past tritonlens's bound of 2 MB" in findings[0]["message"]
+    assert "past tritonlens's bound of 12 MB" in findings[0]["message"]
     assert max_kb < 600_000, f"checking a 38 MB file took {max_kb >> 10} MB"  # 3.3 GB before
 
 

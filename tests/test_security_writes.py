@@ -47,7 +47,7 @@ def test_check_fix_writes_a_link_inside_the_workspace_at_its_target(tmp_path, mo
     shutil.copy(os.path.join(EXAMPLES, "bad", "vector_add_unaligned.py"), real)
     os.chmod(real, 0o640)
     os.symlink("src/vector_add.py", ws / "kern.py")
-    code = cli_main(["check", str(ws / "kern.py"), "--fix", *CUDA])
+    cli_main(["check", str(ws / "kern.py"), "--fix", *CUDA])
     out, _ = capsys.readouterr()
     assert "1 fix(es) applied in 1 file(s)" in out, out
     assert os.path.islink(ws / "kern.py") and "if (pid + 1) * BLOCK_SIZE <= n_elements:" in real.read_text()

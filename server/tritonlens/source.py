@@ -94,7 +94,7 @@ _LARGE_LOCK = threading.Lock()
 # not read, and one whose syntax tree nests deeper than MAX_AST_DEPTH is not walked — the walks that read a tree
 # (the stages' visitors, `ast.unparse`, `literal_eval`) recurse about twice per level, and Python stops at 1,000
 # frames. Either gives that file one SRC007 and the run goes on (pipeline).
-MAX_SOURCE_BYTES = 2_000_000
+MAX_SOURCE_BYTES = 12_000_000  # the editor checks 10 MB files; a 38 MB one cost 3.3 GB
 MAX_AST_DEPTH = 250
 
 

@@ -214,6 +214,16 @@ GPU_READS = ("/sys", "/etc/nvidia", "/opt/rocm", "/etc/OpenCL")
 _MAX_LISTED = 20_000  # entries of one folder given a rule each (a workspace's top level): more are left closed
 
 
+def _library_dirs() -> list[str]:
+    """Where the environment says the loader and the toolkits find their libraries (LD_LIBRARY_PATH, the CUDA and
+    ROCm homes, the driver's libcuda folder): the machine's, kept by the clean environment (device/environment.py)."""
+    dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if d]
+    dirs += [os.environ[k] for k in ("TRITON_LIBCUDA_PATH", "CUDA_HOME", "CUDA_PATH", "ROCM_PATH", "HIP_PATH")
+             if os.environ.get(k)]
+    # a folder right under / (`/home`, `/tmp`) or / itself is no library folder: never granted whole this way
+    return [d for d in dirs if os.path.isabs(d) and os.path.realpath(d).count(os.sep) >= 2]
+
+
 def within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -232,7 +242,7 @@ def read_rules(workspaces: list[str], import_roots: list[str], gpu: bool = False
     prefixes = [real(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, venv_prefix()}
                 if p]
     prefixes.append(os.path.dirname(real(sys.executable)))
-    trusted = [*prefixes, *SYSTEM_READS, *(GPU_READS if gpu else ())]
+    trusted = [*prefixes, *SYSTEM_READS, *(GPU_READS if gpu else ()), *_library_dirs()]
     untrusted = []
     for root in import_roots:
         if not root:
