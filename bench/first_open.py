@@ -137,7 +137,7 @@ def _count(row: dict, report, path: str, root: str, origin_kind) -> None:
             specs = [by_key[k] for k in f.data.get("specs") or () if k in by_key]
             if any(origin_kind(o) == "assumed" for cs in specs for o in cs.spec.origins.values()):
                 row["assumed_warnings"] += 1
-            def test_sized(cs) -> bool:
+            def test_sized(cs, f=f) -> bool:
                 labels = [o for o in cs.spec.origins.values() if origin_kind(o) == "auto-capture"]
                 costs = cs.metrics.get("launch_costs") or []
                 bound = bool(costs) and all(c.get("bound") == "launch-bound" for c in costs)
