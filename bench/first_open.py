@@ -13,8 +13,8 @@ text alone), "after, cold" (an empty cache: the launch code runs, its specs comp
 cached). Prints one table per run, counted on the diagnostics a user sees (after the verdict, one per line): kernels
 compiled (a kernel with at least one spec compiled, no SRC002), warnings, warnings under an assumed value (a spec
 value of origin kind `assumed`: no capture, hint, launch site or default gave it), warnings on test-sized launches
-(a spec from the file's own launch code whose launches are all launch-bound, or a grid/masked-lane finding on a
-test's launch), errors, SRC008 (launch code that did not run), and the time to diagnostics; then the files whose
+(every spec the warning holds in is from the file's own launch code and its launches are all launch-bound, or it is
+a grid/masked-lane finding on a test's launch), errors, SRC008 (launch code that did not run), and the time to diagnostics; then the files whose
 launch code failed, with why.
 """
 from __future__ import annotations
@@ -137,14 +137,16 @@ def _count(row: dict, report, path: str, root: str, origin_kind) -> None:
             specs = [by_key[k] for k in f.data.get("specs") or () if k in by_key]
             if any(origin_kind(o) == "assumed" for cs in specs for o in cs.spec.origins.values()):
                 row["assumed_warnings"] += 1
-            for cs in specs:
+            def test_sized(cs, f=f) -> bool:
                 labels = [o for o in cs.spec.origins.values() if origin_kind(o) == "auto-capture"]
                 costs = cs.metrics.get("launch_costs") or []
                 bound = bool(costs) and all(c.get("bound") == "launch-bound" for c in costs)
-                if labels and (bound or (any(is_test_label(x.split(": ", 1)[-1]) for x in labels)
-                                         and cost_cause(f.code) in ("grid", "lanes"))):
-                    row["test_sized_warnings"] += 1
-                    break
+                return bool(labels) and (bound or (any(is_test_label(x.split(": ", 1)[-1]) for x in labels)
+                                                   and cost_cause(f.code) in ("grid", "lanes")))
+
+            # on test-sized launches only: every spec it holds in (one launch of real size makes it real)
+            if specs and all(test_sized(cs) for cs in specs):
+                row["test_sized_warnings"] += 1
 
 
 def _table(title: str, rows: list, paths: list[str]) -> None:

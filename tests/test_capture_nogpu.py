@@ -343,6 +343,7 @@ def benchmark(M, N, provider):
     torch.cuda.set_stream(stream)
     fn = (lambda: double(x)) if provider == "triton" else (lambda: x * 2)
     ms, lo, hi = triton.testing.do_bench(fn, quantiles=[0.5, 0.2, 0.8])
+    assert len(triton.testing.do_bench(fn, return_mode="all")) >= 1
     return 2 * x.numel() * x.element_size() * 1e-9 / (ms * 1e-3)
 
 

@@ -218,11 +218,14 @@ def install(hook: Any, target_text: str, interpret: bool = False) -> None:
         wrap_once(InterpretedFunction, "run", interpret_and_record)
 
 
-def _no_bench(fn: Callable[[], Any], *_: Any, quantiles: Any = None, **__: Any) -> Any:
-    """`triton.testing.do_bench` without a GPU: the function runs once (its launches are recorded), no time is known."""
+def _no_bench(fn: Callable[[], Any], *_: Any, quantiles: Any = None, return_mode: str = "mean", **__: Any) -> Any:
+    """`triton.testing.do_bench` without a GPU: the function runs once (its launches are recorded), no time is known
+    (NaN: one per quantile asked, one sample for `return_mode="all"`)."""
     fn()
     nan = float("nan")
-    return [nan] * len(quantiles) if quantiles else nan
+    if quantiles:
+        return [nan] * len(quantiles)
+    return [nan] if return_mode == "all" else nan
 
 
 def _bench_points(values: list) -> list:
