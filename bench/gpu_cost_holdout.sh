@@ -16,6 +16,6 @@ step() {  # step NAME SECONDS WORKSPACE CMD...: one bounded capture, its capture
   echo "== $name done ($SECONDS s)"
 }
 DRV=$REPO/bench/cost_kernels
-step flaggems-holdout 170 "$SITE" python3 "$DRV/library_driver.py" "$RES/flaggems-holdout-measured.json" flaggems-holdout
-step liger-holdout 80 "$LIGER" python3 "$DRV/library_driver.py" "$RES/liger-holdout-measured.json" liger-holdout "$LIGER"
+step flaggems-holdout 150 "$SITE" python3 "$DRV/library_driver.py" "$RES/flaggems-holdout-measured.json" flaggems-holdout
+step liger-holdout 70 "$LIGER" python3 "$DRV/library_driver.py" "$RES/liger-holdout-measured.json" liger-holdout "$LIGER"
 cd "$RES" && tar czf "$OUT_DIR/cost-holdout.tgz" ./*.json ./*.jsonl ./*.log; ls -la "$OUT_DIR"

@@ -169,3 +169,46 @@ def test_an_unknown_bound_counts_once_and_says_so():
 
 def test_element_widths():
     assert [elem_bits(e) for e in ("f8E4M3FN", "bf16", "f32", "i1", "f64")] == [8, 16, 32, 8, 64]
+
+
+@triton.jit
+def gated_matmul(a_ptr, g_ptr, u_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """A gated projection: two independent dots of the same A tile a trip."""
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    gate = tl.zeros([BM, BN], tl.float32)
+    up = tl.zeros([BM, BN], tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        gate = tl.dot(a, tl.load(g_ptr + (k + rk)[:, None] * BN + rn[None, :]), gate)
+        up = tl.dot(a, tl.load(u_ptr + (k + rk)[:, None] * BN + rn[None, :]), up)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], (gate * tl.sigmoid(gate) * up).to(tl.bfloat16))
+
+
+@triton.jit
+def tiny_attention(q_ptr, k_ptr, v_ptr, o_ptr, seq, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    """P·V after softmax(Q·Kᵀ): the second dot consumes the first's result."""
+    rm, rn, rd = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    acc = tl.zeros([BM, D], tl.float32)
+    for start in range(0, seq, BN):
+        kt = tl.load(k_ptr + (start + rn)[None, :] * D + rd[:, None])
+        p = tl.math.exp2(tl.dot(q, kt))
+        v = tl.load(v_ptr + (start + rn)[:, None] * D + rd[None, :])
+        acc = tl.dot(p.to(tl.bfloat16), v, acc)
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], acc.to(tl.bfloat16))
+
+
+@pytest.mark.parametrize("stage", ["ttir", "ttgir"])
+def test_a_dot_on_another_dots_result_is_chained_two_independent_dots_are_not(stage):
+    from tritonlens.checks.costmodel import kernel_class
+
+    bf = {"a_ptr": "*bf16", "g_ptr": "*bf16", "u_ptr": "*bf16", "c_ptr": "*bf16", "K": "i32", "BM": "constexpr",
+          "BN": "constexpr", "BK": "constexpr"}
+    gated = _compile(gated_matmul, bf, {"BM": 64, "BN": 64, "BK": 64}, stage)
+    assert len(gated.dots) == 2 and not any(d.chained for d in gated.dots)
+    assert kernel_class(gated) == "gemm"
+    sig = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*bf16", "seq": "i32", "BM": "constexpr",
+           "BN": "constexpr", "D": "constexpr"}
+    attn = _compile(tiny_attention, sig, {"BM": 64, "BN": 64, "D": 64}, stage)
+    assert [d.chained for d in attn.dots] == [False, True]
+    assert kernel_class(attn) == "attention"

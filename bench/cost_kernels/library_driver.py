@@ -46,29 +46,22 @@ def flaggems(dev, ops=True):
     wn = torch.randn(4096, device=dev, dtype=bf)
     timed("flaggems_rms_norm_49152x4096", "flaggems", lambda: flag_gems.rms_norm(x, [4096], wn, 1e-6))
     timed("flaggems_layer_norm_49152x4096", "flaggems", lambda: flag_gems.layer_norm(x, [4096], wn, wn, 1e-5))
-    del x, wn
     x = torch.randn(4096, 32768, device=dev, dtype=bf)
     timed("flaggems_softmax_4096x32768", "flaggems", lambda: flag_gems.softmax(x, -1))
-    del x
     g, u = (torch.randn(8192, 14336, device=dev, dtype=bf) for _ in range(2))
     timed("flaggems_silu_and_mul_8192x14336", "flaggems", lambda: flag_gems.silu_and_mul(g, u))
-    del g, u
     logits = torch.randn(4096, 128256, device=dev, dtype=bf)
     target = torch.randint(0, 128256, (4096,), device=dev)
     timed("flaggems_cross_entropy_4096x128256", "flaggems", lambda: flag_gems.cross_entropy_loss(logits, target))
-    del logits, target
     q, k, v = (torch.randn(1, 32, 4096, 128, device=dev, dtype=bf) for _ in range(3))
     for causal in (False, True):
         timed(f"flaggems_sdpa_4096{'_causal' if causal else ''}", "flaggems",
               lambda: flag_gems.scaled_dot_product_attention(q, k, v, is_causal=causal))
-    del q, k, v
     q, k = torch.randn(32, 4096, 128, device=dev, dtype=bf), torch.randn(32, 128, 4096, device=dev, dtype=bf)
     timed("flaggems_bmm_32x4096x4096x128", "flaggems", lambda: flag_gems.bmm(q, k))
-    del q, k
     a, w = torch.randn(4096, 4096, device=dev, dtype=bf), torch.randn(4096, 14336, device=dev, dtype=bf)
     bias = torch.randn(14336, device=dev, dtype=bf)
     timed("flaggems_addmm_4096x14336x4096", "flaggems", lambda: flag_gems.addmm(bias, a, w))
-    del a, w, bias
     x = torch.randn(16, 8192, device=dev, dtype=bf)
     timed("flaggems_mm_decode_16x8192x8192", "flaggems", lambda: flag_gems.mm(x, b))
 
@@ -82,19 +75,15 @@ def flaggems_holdout(dev):
     for m, n, k in ((2048, 4096, 14336), (4096, 4096, 4096), (64, 28672, 4096)):
         a, b = torch.randn(m, k, device=dev, dtype=bf), torch.randn(k, n, device=dev, dtype=bf)
         timed(f"flaggems_mm_{m}x{n}x{k}", "flaggems", lambda: flag_gems.mm(a, b))
-        del a, b
     for bt, m, n, k in ((64, 1024, 1024, 64), (8, 2048, 2048, 2048)):
         a, b = torch.randn(bt, m, k, device=dev, dtype=bf), torch.randn(bt, k, n, device=dev, dtype=bf)
         timed(f"flaggems_bmm_{bt}x{m}x{n}x{k}", "flaggems", lambda: flag_gems.bmm(a, b))
-        del a, b
     a, w = torch.randn(8192, 4096, device=dev, dtype=bf), torch.randn(4096, 4096, device=dev, dtype=bf)
     bias = torch.randn(4096, device=dev, dtype=bf)
     timed("flaggems_addmm_8192x4096x4096", "flaggems", lambda: flag_gems.addmm(bias, a, w))
-    del a, w, bias
     q, k, v = (torch.randn(2, 16, 8192, 64, device=dev, dtype=bf) for _ in range(3))
     timed("flaggems_sdpa_2x16x8192x64_causal", "flaggems",
           lambda: flag_gems.scaled_dot_product_attention(q, k, v, is_causal=True))
-    del q, k, v
     x = torch.randn(8192, 8192, device=dev, dtype=bf)
     wn = torch.randn(8192, device=dev, dtype=bf)
     timed("flaggems_rms_norm_8192x8192", "flaggems", lambda: flag_gems.rms_norm(x, [8192], wn, 1e-6))
@@ -116,7 +105,6 @@ def liger_holdout(dev, src):
         index = index.to(torch.int32).contiguous()
         timed(f"liger_fused_moe_{tokens}x{experts}x{inter}", "liger",
               lambda: LigerFusedMoEFunction.apply(x, gate_up, down, index, weights.to(bf)))
-        del x, gate_up, down
 
 
 def liger(dev, src):
@@ -135,18 +123,15 @@ def liger(dev, src):
     index = index.to(torch.int32).contiguous()
     timed("liger_fused_moe_4096x8x14336", "liger", lambda: LigerFusedMoEFunction.apply(x, gate_up, down, index,
                                                                                        weights.to(bf)))
-    del gate_up, down
     w = torch.randn(128256, hidden, device=dev, dtype=bf) * 0.02
     target = torch.randint(0, 128256, (tokens,), device=dev)
     timed("liger_flce_4096x4096x128256", "liger", lambda: LigerFusedLinearCrossEntropyFunction.apply(x, w, target))
-    del x, w
     from liger_kernel.ops.rms_norm import LigerRMSNormFunction
     from liger_kernel.ops.softmax import LigerSoftmaxFunction
 
     x = torch.randn(49152, 4096, device=dev, dtype=bf)
     wn = torch.randn(4096, device=dev, dtype=bf)
     timed("liger_rms_norm_49152x4096", "liger", lambda: LigerRMSNormFunction.apply(x, wn, 1e-6, 0.0, "llama", False))
-    del x
     x = torch.randn(4096, 32768, device=dev, dtype=bf)
     timed("liger_softmax_4096x32768", "liger", lambda: LigerSoftmaxFunction.apply(x))
 

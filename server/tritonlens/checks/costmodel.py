@@ -512,7 +512,8 @@ def _ir_counts(ctx):
 
 
 def kernel_class(counts) -> str:
-    """What the IR says a kernel is, as the calibration groups kernels: "attention" (two dots in one loop),
+    """What the IR says a kernel is, as the calibration groups kernels: "attention" (a dot in a loop that consumes
+    another dot's result of the same trip: P·V after softmax(Q·Kᵀ); two independent dots of a gated GEMM are a GEMM),
     "gemm-fp8" / "gemm" (dots), "gemm-scaled" (block-scaled dots), "atomic" (it accumulates with atomics), "rows"
     (loops over its data), "elementwise" (one pass, no loop), "" when unread."""
     if counts is None:
@@ -520,10 +521,7 @@ def kernel_class(counts) -> str:
     if any(d.op in ("tt.dot_scaled", "ttng.tc_gen5_mma_scaled") for d in counts.dots):
         return "gemm-scaled"
     if counts.dots:
-        per_loop: dict = {}
-        for d in counts.dots:
-            per_loop[d.loop] = per_loop.get(d.loop, 0) + 1
-        if any(n >= 2 for lp, n in per_loop.items() if lp is not None):
+        if any(d.chained and d.loop is not None for d in counts.dots):
             return "attention"
         return "gemm-fp8" if any(d.operand_kind == "fp8" for d in counts.dots) else "gemm"
     if any(a.kind == "atomic" for a in counts.accesses):

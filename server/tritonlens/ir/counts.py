@@ -37,6 +37,7 @@ MAX_SAMPLES = 16  # program ids (per grid axis) or loop iterations an evaluation
 
 _DEF = re.compile(r"^(%[\w.$-]+)(?::\d+)?\s*=\s*(\"?[\w.]+\"?)\s*(.*)$")
 _FOR = re.compile(r"scf\.for (%[\w.$-]+) = (%[\w.$#-]+) to (%[\w.$#-]+) step (%[\w.$#-]+)")
+_SSA = re.compile(r"%[\w.$-]+")
 _LOC_NAME = re.compile(r'loc\("([^"]+)"')
 _CONST = re.compile(r"^(-?\d+|true|false) : (i\d+|index)$")
 _PTR_TENSOR = re.compile(r"tensor<((?:\d+x)*)!tt\.ptr<(\w+)>")
@@ -86,6 +87,8 @@ class Dot:
     acc_type: str
     precision: str = ""  # tf32 / tf32x3 / ieee for fp32 operands (inputPrecision)
     line: int = 0
+    chained: bool = False  # an operand (A or B) is computed from another dot's result in the same loop (attention's
+    # P·V after softmax(Q·Kᵀ)), not two independent dots of one tile (a gated GEMM's gate and up projections)
 
     @property
     def flops(self) -> float:
@@ -403,6 +406,7 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
     dots: list[Dot] = []
     accesses: list[Access] = []
     stack: list[int | None] = []  # per open region: the loop index it belongs to (None: not a loop's body)
+    from_dot: dict[str, int | None] = {}  # SSA value -> the loop of the dot whose result it is computed from
     in_kernel = False
     done = False
     for n, raw in enumerate(text.splitlines(), 1):
@@ -453,11 +457,19 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
         d = _DEF.match(body)
         name, op, rest = (d.group(1), d.group(2).strip('"'), d.group(3)) if d else (None, body.split(" ", 1)[0],
                                                                                      body.split(" ", 1)[-1])
+        uses = _SSA.findall(rest.split(" : ")[0]) if "%" in rest else []
         if op in DOT_OPS:
             got = _dot(op, rest, _signature(body))
             if got:
-                dots.append(Dot(n, op, current, *got, line=lines_of.get(n, 0)))
+                chained = any(u in from_dot and from_dot[u] == current for u in uses[:2])
+                dots.append(Dot(n, op, current, *got, line=lines_of.get(n, 0), chained=chained))
+            if name is not None:
+                from_dot[name] = current
             continue
+        if name is not None and uses:
+            origin = next((from_dot[u] for u in uses if u in from_dot), False)
+            if origin is not False:
+                from_dot[name] = origin
         if op in _LOADS or op in _STORES or op in _ATOMICS:
             tile = _access_tile(op, _signature(body))
             if tile:
