@@ -296,8 +296,7 @@ _TORCH_CUDA: dict[str, Callable[..., Any]] = {
     "reset_accumulated_memory_stats": _nothing,
     "memory_allocated": _zero, "max_memory_allocated": _zero, "memory_reserved": _zero, "max_memory_reserved": _zero,
     "manual_seed": _nothing, "manual_seed_all": _nothing, "seed": _nothing, "seed_all": _nothing,
-    "current_stream": _Stream, "default_stream": _Stream, "Stream": _Stream, "set_stream": _nothing,
-    "Event": _Event,
+    "current_stream": _Stream, "default_stream": _Stream, "set_stream": _nothing,
     "stream": lambda stream=None: nullcontext(),
     "_exchange_device": lambda device: _exchange(device),
     "_maybe_exchange_device": lambda device: _exchange(device),
@@ -341,6 +340,9 @@ def _answer_torch() -> None:
     for name, fn in _TORCH_CUDA.items():
         setattr(torch.cuda, name, _own_function(fn, name))
     torch.cuda.device = _DeviceContext  # type: ignore[assignment,misc]
+    # classes, not functions: code annotates with them (`stream: torch.cuda.Stream | None`) and subclasses them
+    torch.cuda.Stream = _Stream  # type: ignore[assignment,misc]
+    torch.cuda.Event = _Event  # type: ignore[assignment,misc]
     torch.cuda.device_of = lambda obj: _DeviceContext(getattr(obj, "device", None))  # type: ignore[assignment]
     with_memory = getattr(torch.cuda, "memory", None)
     if with_memory is not None:
