@@ -202,8 +202,8 @@ def estimate_key(root: str, work: dict, gpu: str) -> list[dict]:
                          "chosen": it["chosen"], "programs": math.prod(rec["launch"]["grid"] or [1]),
                          "est_us": lc.get("est_us") if lc else None, "bound": lc.get("bound") if lc else None,
                          "confidence": lc.get("confidence") if lc else None,
-                         "parts": {k: lc.get(k) for k in ("memory_us", "dot_us", "issue_us", "program_us",
-                                                          "overlap") if lc and k in lc}})
+                         "parts": {k: lc.get(k) for k in ("memory_us", "tile_us", "dot_us", "issue_us",
+                                                          "program_us", "overlap") if lc and k in lc}})
         return rows
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
