@@ -7,10 +7,19 @@ tensor shapes and strides). No GPU, no I/O. What the kernel does is read from it
 trips are its `scf.for` bounds evaluated with the launch's values (ir/counts; the AST's `range` only where the IR has
 no line). A launch's time is
 
-    launch latency + max(memory time, dot time, program time) + instruction time + spill time + conversion time
+    launch latency + max(memory time, tile time, dot time, program time) + instruction time + spill time
+        + conversion time
 
 (a GEMM's instructions issue while its tensor cores work: for it the instruction time joins the max instead, and
-what its software pipeline cannot hide — `pipeline_overlap` — is added in turn).
+what its software pipeline cannot hide — `pipeline_overlap` — is added in turn, unless the loop is latency-bound: too
+few programs keep copies in flight to reach the DRAM bandwidth, the memory time is already those copies' latency, and
+a trip's dots and instructions run while they are in flight).
+
+- tile time: the bytes every program's tiles move between L2 and the SMs, each program's own copy of data it shares
+  with others included (a GEMM's A and B tiles, fetched again by every program of a row or column of output tiles:
+  programs · K · (BLOCK_M + BLOCK_N) · element bytes), at L2_BW of the DRAM peak on the SMs the grid occupies. It is
+  what makes small tiles slow at large shapes (a 64×32 tile moves 5× the bytes of a 128×256 one), which the DRAM
+  traffic, counted once per tensor, cannot see.
 
 - memory time: each tensor's footprint once per access that walks it (at most its footprint: programs re-reading the
   same data hit L2), a second pass over what the running programs just read at L2's bandwidth when it fits there
@@ -654,8 +663,15 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
                 fma_by_kind=fma_by_kind, pipelined=pipelined, kernel_class=k.kernel_class,
                 unknown_trips=len(ir_trips.unknown) if ir_trips is not None else 0, measured_raw_us=raw,
                 timed=int(launch.get("timed") or 0), overlap=overlap, tile_bytes=tile_bytes,
-                unsized=sum(1 for a in (launch.get("args") or {}).values()
-                            if isinstance(a, dict) and "unknown" in a and "descriptor" in str(a["unknown"]).lower()))
+                unsized=_unsized(ctx, launch))
+
+
+def _unsized(ctx, launch: dict[str, Any]) -> int:
+    """Tensor-descriptor parameters of the spec whose launch records no tensor shape: the bytes they move are
+    unknown (the memory term leaves them out)."""
+    args = launch.get("args") or {}
+    return sum(1 for name, ty in (ctx.spec.signature or {}).items()
+               if str(ty).startswith("tensordesc") and not isinstance((args.get(name) or {}).get("tensor"), dict))
 
 
 def pipeline_overlap(ctx, k: KernelFacts, ir_trips, programs: int) -> float:
