@@ -182,8 +182,7 @@ def estimate_key(root: str, work: dict, gpu: str) -> list[dict]:
             shutil.copy(src, os.path.join(ws, top))
         os.makedirs(os.path.join(ws, ".tritonlens"), exist_ok=True)
         with open(os.path.join(ws, ".tritonlens", "captures.jsonl"), "w", encoding="utf-8") as f:
-            for it in work["items"]:
-                f.write(json.dumps(it["record"]) + "\n")
+            f.writelines(json.dumps(it["record"]) + "\n" for it in work["items"])
         settings = Settings(target="cuda:90", gpu=gpu, all_captures=True, max_workers=2)
         with Checker(settings) as checker:
             report = checker.check_file(os.path.join(ws, work["path"]), workspace_root=ws)
@@ -309,7 +308,7 @@ def main() -> int:
     p.add_argument("--json")
     p.add_argument("--before")
     p.add_argument("--out")
-    args, rest = p.parse_known_args()
+    args = p.parse_args()
     # --proposals belongs to the --set before it
     props_of: dict[str, list[str]] = {}
     current = None
