@@ -7,10 +7,19 @@ tensor shapes and strides). No GPU, no I/O. What the kernel does is read from it
 trips are its `scf.for` bounds evaluated with the launch's values (ir/counts; the AST's `range` only where the IR has
 no line). A launch's time is
 
-    launch latency + max(memory time, dot time, program time) + instruction time + spill time + conversion time
+    launch latency + max(memory time, tile time, dot time, program time) + instruction time + spill time
+        + conversion time
 
 (a GEMM's instructions issue while its tensor cores work: for it the instruction time joins the max instead, and
-what its software pipeline cannot hide — `pipeline_overlap` — is added in turn).
+what its software pipeline cannot hide — `pipeline_overlap` — is added in turn, unless the loop is latency-bound: too
+few programs keep copies in flight to reach the DRAM bandwidth, the memory time is already those copies' latency, and
+a trip's dots and instructions run while they are in flight).
+
+- tile time: the bytes every program's tiles move between L2 and the SMs, each program's own copy of data it shares
+  with others included (a GEMM's A and B tiles, fetched again by every program of a row or column of output tiles:
+  programs · K · (BLOCK_M + BLOCK_N) · element bytes), at L2_BW of the DRAM peak on the SMs the grid occupies. It is
+  what makes small tiles slow at large shapes (a 64×32 tile moves 5× the bytes of a 128×256 one), which the DRAM
+  traffic, counted once per tensor, cannot see.
 
 - memory time: each tensor's footprint once per access that walks it (at most its footprint: programs re-reading the
   same data hit L2), a second pass over what the running programs just read at L2's bandwidth when it fits there
@@ -128,6 +137,9 @@ class Cost:
     timed: int = 0  # launches the captured time is the median of
     overlap: float = 1.0  # share of a GEMM's memory and instruction time its software pipeline hides under the
     # dots (pipeline_overlap); 1 without dots
+    tile_bytes: float = 0.0  # bytes every program's tiles move between L2 and the SMs, re-reads included (a GEMM's
+    # operand tiles, loaded again by each program of a row or column of output tiles)
+    unsized: int = 0  # tensor arguments the capture gives no shape for (tensor descriptors): their bytes are unknown
 
     # ------------------------------------------------ times
     @property
@@ -154,6 +166,15 @@ class Cost:
         if self.l2_bytes:
             t += self.l2_bytes / (L2_BW * self.gpu.memory_bandwidth * self.sm_share) * 1e6
         return t
+
+    @property
+    def tile_us(self) -> float:
+        """The programs' tiles through the L2 at L2_BW of the DRAM peak, on the SMs the grid occupies: each program
+        fetches its own copy of the data it shares with others (a GEMM's tiles of A and B, re-read by every program
+        of a row or column of output tiles), which the DRAM traffic counts once."""
+        if not self.tile_bytes:
+            return 0.0
+        return self.tile_bytes / (L2_BW * self.gpu.memory_bandwidth * self.sm_share) * 1e6
 
     @property
     def sm_share(self) -> float:
@@ -207,12 +228,22 @@ class Cost:
         # instruction issue is added, not overlapped: a row kernel's loads wait on its reductions (fitted on the
         # corpus's launches, bench/results/cost-calibration.md)
         if self.issue_overlaps:
-            m, d, i = self.memory_us, self.dot_us, self.issue_us
+            m, d, i = max(self.memory_us, self.tile_us), self.dot_us, self.issue_us
             core = max(m, d, i)
-            core += (1.0 - self.overlap) * (m + d + i - core)  # what the pipeline does not hide runs in turn
+            if not (self.latency_bound and self.memory_us >= core):  # the copies' latency is the time
+                core += (1.0 - self.overlap) * (m + d + i - core)  # what the pipeline does not hide runs in turn
             return LAUNCH_US + max(core, self.program_us) + self.spill_us + self.convert_us
-        return LAUNCH_US + max(self.memory_us, self.dot_us, self.program_us) + self.issue_us + self.spill_us + \
-            self.convert_us
+        return LAUNCH_US + max(self.memory_us, self.tile_us, self.dot_us, self.program_us) + self.issue_us + \
+            self.spill_us + self.convert_us
+
+    @property
+    def latency_bound(self) -> bool:
+        """A software-pipelined loop whose programs cannot keep enough copies in flight to reach the DRAM bandwidth
+        (too few programs: a decode GEMM's): its memory time is already the copies' latency, stages ahead, and a trip's
+        dots and instructions run while those copies are in flight — nothing of them is added."""
+        if not self.pipelined or not self.dram_bytes:
+            return False
+        return self.concurrent * self.program_rate < EFF_WIDE * self.gpu.memory_bandwidth
 
     @property
     def issue_overlaps(self) -> bool:
@@ -242,7 +273,7 @@ class Cost:
     @property
     def covered(self) -> bool:
         """The kernel is of a class the calibration covers, its loops' trips are known and it runs on NVIDIA."""
-        return self.kernel_class in CALIBRATED and not self.unknown_trips and self.gpu.is_cuda
+        return self.kernel_class in CALIBRATED and not self.unknown_trips and not self.unsized and self.gpu.is_cuda
 
     @property
     def confidence(self) -> str:
@@ -262,6 +293,7 @@ class Cost:
                     "the model does not know this kernel")
         if self.confidence == "uncovered":
             why = f"{self.unknown_trips} loop(s) of unknown trips" if self.unknown_trips else \
+                f"{self.unsized} tensor argument(s) of unknown shape (no memory term)" if self.unsized else \
                 f"a {self.kernel_class or 'kind of'} kernel the calibration does not cover"
             return f"; uncertain: {why}"
         return ""
@@ -270,10 +302,12 @@ class Cost:
     def bound(self) -> str:
         if self.time_us < 2 * LAUNCH_US:
             return "launch-bound"
-        if self.program_us > max(self.memory_us, self.dot_us, self.issue_us):
+        if self.program_us > max(self.memory_us, self.tile_us, self.dot_us, self.issue_us):
             return "program-bound"
-        if max(self.dot_us, self.issue_us) > self.memory_us:
+        if max(self.dot_us, self.issue_us) > max(self.memory_us, self.tile_us):
             return "compute-bound"
+        if self.tile_us > self.memory_us:
+            return "l2-bound"
         if self.memory_bw < 0.5 * self.gpu.memory_bandwidth:
             return "parallelism-bound"
         return "memory-bound"
@@ -315,6 +349,7 @@ class Cost:
                "memory_us": round(self.memory_us, 2), "dot_us": round(self.dot_us, 2),
                "issue_us": round(self.issue_us, 2), "program_us": round(self.program_us, 2),
                "spill_us": round(self.spill_us, 2), "convert_us": round(self.convert_us, 2),
+               "tile_us": round(self.tile_us, 2),
                "class": self.kernel_class, "confidence": self.confidence,
                "in_flight": int(self.in_flight), "pipelined": self.pipelined}
         if self.overlap < 1.0:
@@ -324,6 +359,8 @@ class Cost:
                                 **{f"{k} on FMA": v for k, v in self.fma_by_kind.items()}}
         if self.unknown_trips:
             out["unknown_trips"] = self.unknown_trips
+        if self.unsized:
+            out["unsized_args"] = self.unsized
         if self.measured_raw_us is not None:
             out["timed_us"], out["timed"] = self.measured_raw_us, self.timed
             out["time_reliable"] = self.measured_us is not None
@@ -567,6 +604,8 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
     walked: dict[str, float] = {}
     for line, p, tile in _accesses(ctx, k, bytes_of):
         walked[p] = walked.get(p, 0.0) + min(tile * trips(line) * programs, float(bytes_of[p]))
+    # what the programs' tiles move between L2 and the SMs, each program's re-reads included
+    tile_bytes = sum(tile * trips(line) * programs for line, _, tile in _accesses(ctx, k, bytes_of, spread=True))
     for p, w in walked.items():
         traffic[p] = max(traffic[p], w)
     # An uncoalesced access fetches whole sectors for the bytes it reads: the bytes it walks times its inflation (a
@@ -623,7 +662,16 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
                 tensor_bytes_of={p: int(t) for p, t in traffic.items()}, l2_bytes=l2, tc_flops=tc_flops,
                 fma_by_kind=fma_by_kind, pipelined=pipelined, kernel_class=k.kernel_class,
                 unknown_trips=len(ir_trips.unknown) if ir_trips is not None else 0, measured_raw_us=raw,
-                timed=int(launch.get("timed") or 0), overlap=overlap)
+                timed=int(launch.get("timed") or 0), overlap=overlap, tile_bytes=tile_bytes,
+                unsized=_unsized(ctx, launch))
+
+
+def _unsized(ctx, launch: dict[str, Any]) -> int:
+    """Tensor-descriptor parameters of the spec whose launch records no tensor shape: the bytes they move are
+    unknown (the memory term leaves them out)."""
+    args = launch.get("args") or {}
+    return sum(1 for name, ty in (ctx.spec.signature or {}).items()
+               if str(ty).startswith("tensordesc") and not isinstance((args.get(name) or {}).get("tensor"), dict))
 
 
 def pipeline_overlap(ctx, k: KernelFacts, ir_trips, programs: int) -> float:
@@ -690,9 +738,11 @@ def mean_launch_us(metrics: dict[str, Any]) -> float | None:
     return sum(w * t for w, t in pairs) / n if n else None
 
 
-def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, str, float]]:
+def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any], spread: bool = False) -> list[tuple[int, str, float]]:
     """(line, the tensor argument it addresses, bytes of its tile) of each TTGIR global access in the kernel's file
-    whose pointer the kernel's AST traces to a tensor argument of the launch."""
+    whose pointer the kernel's AST traces to a tensor argument of the launch. `spread`: a call spread over lines is
+    found on its pointer's line too (where the IR places it); without it, on the call's first line only (what the
+    DRAM passes were calibrated with)."""
     from ._common import source_index
 
     if k.fn is None:
@@ -704,7 +754,9 @@ def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, s
         if isinstance(node, ast.Call) and callee(node) in ("load", "store") and node.args:
             p = pointer_param(node.args[0], pointers, idx)
             if p:
-                by_line.setdefault(node.lineno, p)
+                # the IR's location of a call spread over lines is its pointer's line
+                for ln in {node.lineno, node.args[0].lineno} if spread else (node.lineno,):
+                    by_line.setdefault(ln, p)
     return [(line, by_line[line], tile) for line, _, _, tile in k.tiles if line in by_line]
 
 
