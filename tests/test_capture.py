@@ -360,7 +360,7 @@ def test_the_summary_names_the_launched_values_the_representative_set_left_out(t
 
 def test_a_host_tensor_descriptor_is_keyed_by_geometry_and_never_printed():
     """A TensorDescriptor's repr prints its whole base tensor (a read of GPU memory on every launch): the launch key
-    takes the base's geometry and the descriptor's shape, strides and block, and the description names its type."""
+    takes the base's geometry and the descriptor's shape, strides and block, and so does the description."""
     import torch
     from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -376,5 +376,39 @@ def test_a_host_tensor_descriptor_is_keyed_by_geometry_and_never_printed():
     assert key[2] == ("TensorDescriptor", ((4, 8, 64), (512, 64, 1), torch.float32, True), (32, 64), (64, 1),
                       (16, 64))
     assert key == launch_key([2, 1, 1], (1.5, TensorDescriptor(base, [32, 64], [64, 1], [16, 64])), {})
-    assert describe_launch(["scale", "desc"], (1.5, desc), {}, [2, 1, 1])["args"]["desc"] == \
-        {"unknown": "TensorDescriptor"}
+    assert describe_launch(["scale", "desc"], (1.5, desc), {}, [2, 1, 1])["args"]["desc"] == {"descriptor": {
+        "base": {"shape": [4, 8, 64], "stride": [512, 64, 1], "dtype": "float32", "align16": True},
+        "shape": [32, 64], "strides": [64, 1], "block_shape": [16, 64], "padding": "zero"}}
+
+
+def _descriptor_line(**desc_over):
+    desc = {"base": {"shape": [1024, 512], "stride": [512, 1], "dtype": "float16", "align16": True},
+            "shape": [1024, 512], "strides": [512, 1], "block_shape": [64, 64], "padding": "zero", **desc_over}
+    desc = {k: v for k, v in desc.items() if v is not None}
+    return json.loads(_capture_line(
+        path="k.py", kernel="k", signature={"d": "tensordesc<fp16[64, 64]>", "B": "constexpr"}, constants={"B": 64},
+        attrs={}, launch={"grid": [16, 8], "args": {"d": {"descriptor": desc}, "B": {"value": 64}}}, version=2))
+
+
+def test_a_captured_descriptor_is_validated_on_load_and_read_as_the_tensor_it_addresses(tmp_path):
+    """Captures are untrusted: a descriptor must hold a base tensor with a dtype and shape, strides and block shape of
+    one rank; a line with anything else is reported with its number and the others are used. A good one is read as
+    the tensor the kernel addresses through it (its shape and strides, the base's dtype): what the cost model sizes."""
+    from tritonlens.model import clean_launch
+
+    f = tmp_path / ".tritonlens" / "captures.jsonl"
+    f.parent.mkdir()
+    bad = [_descriptor_line(block_shape=[64]), _descriptor_line(shape=[1024, -1]), _descriptor_line(base=None),
+           _descriptor_line(strides=["512", 1]), _descriptor_line(block_shape=[1 << 20, 64]),
+           _descriptor_line(shape=[1] * 9, strides=[1] * 9, block_shape=[1] * 9)]
+    summary = dict(_descriptor_line(), record="summary", launches=3)
+    summary["launch_counts"] = [{"launch": _descriptor_line(base={"shape": [1]})["launch"], "count": 3}]
+    f.write_text("\n".join(json.dumps(x) for x in [_descriptor_line(), *bad, summary]) + "\n")
+    caps, problems = load_captures(str(tmp_path), str(tmp_path / "k.py"))
+    assert len(caps) == 1 and len(problems) == len(bad) + 1, problems
+    assert all("descriptor d must hold a base tensor" in p for p in problems), problems
+    cleaned = clean_launch(caps[0]["launch"])["args"]["d"]
+    assert cleaned["tensor"] == {"shape": [1024, 512], "stride": [512, 1], "dtype": "float16", "align16": True}
+    assert cleaned["descriptor"]["block_shape"] == [64, 64] and cleaned["descriptor"]["padding"] == "zero"
+    # field by field where the reader is handed a launch directly (the editor's cache): a bad descriptor is dropped
+    assert "d" not in clean_launch(_descriptor_line(block_shape=[0, 64])["launch"])["args"]

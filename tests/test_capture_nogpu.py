@@ -368,3 +368,50 @@ def test_a_tutorial_that_sizes_its_launch_from_the_compiled_kernel_and_benchmark
     blocks = sorted({c["constants"]["BLOCK"] for c in compiles})
     # the tests' two shapes, then the benchmark's largest, smallest and middle points (N = 2048, 256, 1280)
     assert blocks == [256, 512, 1024, 2048]
+
+
+TMA_KERNEL = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tma_scale(in_desc, out_desc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    x = in_desc.load([pid_m * BLOCK_M, pid_n * BLOCK_N])
+    out_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], x * 2)
+'''
+
+TMA_DRIVER = '''
+import sys, torch
+from triton.tools.tensor_descriptor import TensorDescriptor
+sys.path.insert(0, {here!r})
+from tma_kernels import tma_scale
+x = torch.randn(1024, 512, dtype=torch.float16, device="cuda")
+y = torch.empty_like(x)
+a, b = TensorDescriptor.from_tensor(x, [64, 64]), TensorDescriptor.from_tensor(y, [64, 64])
+for _ in range(3):
+    tma_scale[(16, 8)](a, b, BLOCK_M=64, BLOCK_N=64)
+'''
+
+
+def test_a_tensor_descriptor_launch_records_its_shapes_and_the_cost_counts_its_bytes(tmp_path, capsys):
+    """A TMA kernel launched with host TensorDescriptors: the capture keeps each descriptor's base tensor, shape,
+    strides and block shape, and `tritonlens cost` prices the bytes they address (1024 x 512 fp16, read and written)."""
+    from tritonlens.cli import main as cli_main
+
+    (tmp_path / "tma_kernels.py").write_text(TMA_KERNEL)
+    proc = _capture(tmp_path, TMA_DRIVER.replace("{here!r}", repr(str(tmp_path))), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (rec,) = _records(tmp_path)
+    assert rec["signature"]["in_desc"] == "tensordesc<fp16[64, 64]>"
+    assert rec["launch"]["args"]["in_desc"] == {"descriptor": {
+        "base": {"shape": [1024, 512], "stride": [512, 1], "dtype": "float16", "align16": True},
+        "shape": [1024, 512], "strides": [512, 1], "block_shape": [64, 64], "padding": "zero"}}
+    assert sum(s["launches"] for s in _records(tmp_path, "summary")) == 3
+    assert cli_main(["cost", str(tmp_path / "tma_kernels.py"), "--captures", str(tmp_path / "c.jsonl"),
+                     "--target", "cuda:90", "--workers", "1", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["count"] == 3 and row["dram_bytes"] == 2 * 1024 * 512 * 2
+    assert row["parts"]["memory_us"] > 0
