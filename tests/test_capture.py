@@ -12,6 +12,7 @@ import threading
 
 import pytest
 
+from tritonlens.device.targets import has_local_gpu
 from tritonlens.gpu import capture
 from tritonlens.frontend.captures import fold_captures, identity, load_captures
 from tritonlens.pipeline import Checker
@@ -412,3 +413,66 @@ def test_a_captured_descriptor_is_validated_on_load_and_read_as_the_tensor_it_ad
     assert cleaned["descriptor"]["block_shape"] == [64, 64] and cleaned["descriptor"]["padding"] == "zero"
     # field by field where the reader is handed a launch directly (the editor's cache): a bad descriptor is dropped
     assert "d" not in clean_launch(_descriptor_line(block_shape=[0, 64])["launch"])["args"]
+
+
+CACHED_LAUNCHER = FAKE_DRIVER + '''
+sys.path.insert(0, {here!r})
+from scale import scale_kernel
+x = FakeTensor((4096,))
+kernel = scale_kernel[(4,)](x, x, 4096, SCALE=2, BLOCK=1024)  # compiles, launches, returns the compiled kernel
+for _ in range(5):  # a library's later calls: the kept kernel, launched directly with every parameter
+    kernel[(4, 1, 1)](x, x, 4096, 2, 1024)
+'''
+
+
+def test_launches_of_a_kept_compiled_kernel_are_counted_once_each(tmp_path):
+    """A library that keeps the CompiledKernel its first call returned and launches it directly afterwards (FlagGems'
+    LibEntry) launches without `JITFunction.run`: those launches are counted too, and the first one, made through
+    `run`, is not counted twice. GPU path, under the fake driver: the compile and `CompiledKernel.__getitem__` are
+    Triton's own."""
+    (tmp_path / "scale.py").write_text(SCALED)
+    prog = tmp_path / "prog.py"
+    prog.write_text(CACHED_LAUNCHER.replace("{here!r}", repr(str(tmp_path))))
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--workspace", str(tmp_path), "--output",
+                           str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("launched") == 6 and "could not" not in proc.stderr, proc.stderr
+    (cap,), problems = load_captures(str(tmp_path), None, str(tmp_path / "captures.jsonl"))
+    assert not problems and cap["launches"] == 6
+    assert sorted((c["launch"]["grid"], c["count"]) for c in cap["launch_counts"]) == [([4], 1), ([4, 1, 1], 5)]
+    direct = next(c["launch"]["args"] for c in cap["launch_counts"] if c["count"] == 5)
+    assert direct["n"] == {"value": 4096} and direct["x_ptr"]["tensor"]["shape"] == [4096]
+
+
+KEPT_ON_GPU = '''
+import sys, torch
+sys.path.insert(0, {here!r})
+from scale import scale_kernel
+x = torch.rand(1 << 24, device="cuda")
+y = torch.empty_like(x)
+kernel = scale_kernel[(1 << 14,)](x, y, 1 << 24, SCALE=2, BLOCK=1024)
+for _ in range(12):
+    kernel[(1 << 14, 1, 1)](x, y, 1 << 24, 2, 1024)
+torch.cuda.synchronize()
+assert torch.equal(y, x * 2)
+'''
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_local_gpu(), reason="needs a local NVIDIA GPU")
+def test_capture_time_times_the_launches_of_a_kept_compiled_kernel(tmp_path):
+    """On a GPU, --time times the direct launches of a kept compiled kernel as it times launches through `run`: the
+    first of each distinct launch untimed, the next TIMED_PER_LAUNCH timed (128 MB moved: tens of µs on an H200)."""
+    (tmp_path / "scale.py").write_text(SCALED)
+    prog = tmp_path / "prog.py"
+    prog.write_text(KEPT_ON_GPU.replace("{here!r}", repr(str(tmp_path))))
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--time", "--workspace", str(tmp_path),
+                           "--output", str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (cap,), problems = load_captures(str(tmp_path), None, str(tmp_path / "captures.jsonl"))
+    assert not problems and cap["launches"] == 13
+    direct = next(c for c in cap["launch_counts"] if c["launch"]["grid"] == [1 << 14, 1, 1])
+    assert direct["count"] == 12 and direct["timed"] == capture.TIMED_PER_LAUNCH
+    assert 5.0 < direct["time_min_us"] <= direct["time_us"] < 100_000.0, direct

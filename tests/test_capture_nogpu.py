@@ -415,3 +415,37 @@ def test_a_tensor_descriptor_launch_records_its_shapes_and_the_cost_counts_its_b
     (row,) = json.loads(capsys.readouterr().out)
     assert row["count"] == 3 and row["dram_bytes"] == 2 * 1024 * 512 * 2
     assert row["parts"]["memory_us"] > 0
+
+
+SCALED = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+'''
+
+KEPT_KERNEL = '''
+import sys, torch
+sys.path.insert(0, {here!r})
+from scale import scale_kernel
+x = torch.rand(4096, device="cuda")
+y = torch.empty_like(x)
+kernel = scale_kernel[(4,)](x, y, 4096, SCALE=2, BLOCK=1024)  # compiles once, returns the compiled kernel
+for _ in range(5):  # what a library that keeps it does next (FlagGems' LibEntry): launch it directly
+    kernel[(4, 1, 1)](x, y, 4096, 2, 1024)
+'''
+
+
+def test_launches_of_a_kept_compiled_kernel_are_recorded_with_their_count(tmp_path):
+    """Compiled once, then launched five times through the compiled kernel it returned: one compile, six launches."""
+    (tmp_path / "scale.py").write_text(SCALED)
+    proc = _capture(tmp_path, KEPT_KERNEL.replace("{here!r}", repr(str(tmp_path))), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert len(_records(tmp_path)) == 1
+    (cap,), problems = load_captures(str(tmp_path), None, str(tmp_path / "c.jsonl"))
+    assert not problems and cap["launches"] == 6
+    assert sorted((c["launch"]["grid"], c["count"]) for c in cap["launch_counts"]) == [([4], 1), ([4, 1, 1], 5)]
