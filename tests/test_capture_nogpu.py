@@ -449,3 +449,57 @@ def test_launches_of_a_kept_compiled_kernel_are_recorded_with_their_count(tmp_pa
     (cap,), problems = load_captures(str(tmp_path), None, str(tmp_path / "c.jsonl"))
     assert not problems and cap["launches"] == 6
     assert sorted((c["launch"]["grid"], c["count"]) for c in cap["launch_counts"]) == [([4], 1), ([4, 1, 1], 5)]
+
+
+GENERATED = '''
+import importlib.util, os, sys, torch
+CACHE = {cache!r}
+SRC = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def {{name}}(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x * tl.sigmoid(x), mask=offs < n)
+"""
+def generated(name):  # what a library that generates kernels does (FlagGems): write the code to its cache, import it
+    os.makedirs(CACHE, exist_ok=True)
+    path = os.path.join(CACHE, name + ".py")
+    with open(path, "w") as f:
+        f.write(SRC.format(name=name))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, name), path
+x = torch.rand(4096, device="cuda")
+y = torch.empty_like(x)
+kept, _ = generated("silu_kept")
+kept[(4,)](x, y, 4096, BLOCK=1024)
+gone, path = generated("silu_gone")
+gone[(4,)](x, y, 4096, BLOCK=1024)
+os.remove(path)
+'''
+
+
+def test_generated_kernels_outside_the_workspace_keep_their_absolute_path_and_are_said(tmp_path, capsys):
+    """Kernels a library generates into a cache folder outside the workspace are kept with their absolute path, the
+    capture says so, and `check PATH` reads their captures; one whose file is gone when the run ends is said too."""
+    from tritonlens.cli import main as cli_main
+
+    ws, cache = tmp_path / "ws", tmp_path / "cache"
+    ws.mkdir()
+    proc = _capture(tmp_path, GENERATED.format(cache=str(cache)), cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(r["path"] for r in _records(tmp_path)) == [str(cache / "silu_gone.py"), str(cache / "silu_kept.py")]
+    assert (f"1 compile(s) of kernels outside the workspace, kept with their absolute path (`tritonlens check PATH` "
+            f"from this workspace reads them): {cache / 'silu_kept.py'}") in proc.stderr, proc.stderr
+    assert (f"1 compile(s) of kernels whose source was no file at its recorded path when the run ended (removed, or "
+            f"made without a file): kept, but nothing can check them: {cache / 'silu_gone.py'}") in proc.stderr
+    capsys.readouterr()
+    assert cli_main(["check", str(cache / "silu_kept.py"), "--captures", str(tmp_path / "c.jsonl"), "--target",
+                     "cuda:90", "--workers", "1", "--format", "json"]) == 0
+    findings = json.loads(capsys.readouterr().out)
+    # the captured launch's 4 programs on 132 SMs: only the capture knows the grid
+    assert any(f["code"] == "LAUNCH002" and "4 programs on 132 SMs" in f["message"] for f in findings), findings
