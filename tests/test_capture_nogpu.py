@@ -503,3 +503,29 @@ def test_generated_kernels_outside_the_workspace_keep_their_absolute_path_and_ar
     findings = json.loads(capsys.readouterr().out)
     # the captured launch's 4 programs on 132 SMs: only the capture knows the grid
     assert any(f["code"] == "LAUNCH002" and "4 programs on 132 SMs" in f["message"] for f in findings), findings
+
+
+KEPT_AUTOTUNED = '''
+import sys, torch, triton
+sys.path.insert(0, {here!r})
+import scale
+tuned = triton.autotune([triton.Config({{"BLOCK": 512}}), triton.Config({{"BLOCK": 1024}})], key=["n"])(
+    scale.scale_kernel)
+x = torch.rand(4096, device="cuda")
+y = torch.empty_like(x)
+kernel = tuned[lambda m: (triton.cdiv(4096, m["BLOCK"]),)](x, y, 4096, SCALE=2)
+for _ in range(5):  # a library keeps what the autotuned launch returned and launches it again
+    kernel[(4, 1, 1)](x, y, 4096, 2, 1024)
+'''
+
+
+def test_launches_of_a_kept_autotuned_kernel_count_for_no_config_without_a_gpu(tmp_path):
+    """Without a GPU the autotuner's choice is unknown (every config a trial): the kernel its launch returned is one
+    config taken arbitrarily, so launching it again is not counted for that config."""
+    (tmp_path / "scale.py").write_text(SCALED)
+    proc = _capture(tmp_path, KEPT_AUTOTUNED.format(here=str(tmp_path)), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    caps, problems = load_captures(str(tmp_path), None, str(tmp_path / "c.jsonl"))
+    assert not problems
+    assert sorted((c["constants"]["BLOCK"], c["autotune"], c["launches"]) for c in caps) == [
+        (512, "trial", 0), (1024, "trial", 0)]

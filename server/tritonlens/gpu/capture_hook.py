@@ -135,6 +135,8 @@ class _Hook:
         """("trial", None) inside the autotuner's benchmark (or its warmup of every config); ("chosen", key) for the
         launch it makes with the config it picked; ("unknown", None) for that launch when no GPU measured the configs
         (the choice is the GPU's to make); (None, None) outside any autotuned launch."""
+        if getattr(self.local, "unchosen", False):  # a kept kernel of an autotuned launch no GPU chose (no GPU)
+            return "unknown", None
         stack = getattr(self.local, "tuning", None)
         if not stack:
             return None, None
