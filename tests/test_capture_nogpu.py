@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 
-import pytest
 from conftest import missing, require_module
 
 from tritonlens.gpu import capture
