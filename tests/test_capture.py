@@ -476,3 +476,25 @@ def test_capture_time_times_the_launches_of_a_kept_compiled_kernel(tmp_path):
     direct = next(c for c in cap["launch_counts"] if c["launch"]["grid"] == [1 << 14, 1, 1])
     assert direct["count"] == 12 and direct["timed"] == capture.TIMED_PER_LAUNCH
     assert 5.0 < direct["time_min_us"] <= direct["time_us"] < 100_000.0, direct
+
+
+def test_launches_of_what_warmup_returned_are_counted(tmp_path):
+    """`kernel.warmup(...)` compiles without launching (as Triton's fused-softmax tutorial does before sizing its
+    grid from the compiled kernel); the launches of what it returned are counted, with their distinct launch."""
+    (tmp_path / "scale.py").write_text(SCALED)
+    prog = tmp_path / "prog.py"
+    prog.write_text(FAKE_DRIVER + f'''
+sys.path.insert(0, {str(tmp_path)!r})
+from scale import scale_kernel
+x = FakeTensor((4096,))
+kernel = scale_kernel.warmup(x, x, 4096, SCALE=2, BLOCK=1024, grid=(1,))
+for _ in range(3):
+    kernel[(4, 1, 1)](x, x, 4096, 2, 1024)
+''')
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--workspace", str(tmp_path), "--output",
+                           str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (cap,), problems = load_captures(str(tmp_path), None, str(tmp_path / "captures.jsonl"))
+    assert not problems and cap["launches"] == 3
+    assert [(c["launch"]["grid"], c["count"]) for c in cap["launch_counts"]] == [([4, 1, 1], 3)]
