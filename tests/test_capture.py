@@ -12,6 +12,7 @@ import threading
 
 import pytest
 
+from tritonlens.device.targets import has_local_gpu
 from tritonlens.gpu import capture
 from tritonlens.frontend.captures import fold_captures, identity, load_captures
 from tritonlens.pipeline import Checker
@@ -360,7 +361,7 @@ def test_the_summary_names_the_launched_values_the_representative_set_left_out(t
 
 def test_a_host_tensor_descriptor_is_keyed_by_geometry_and_never_printed():
     """A TensorDescriptor's repr prints its whole base tensor (a read of GPU memory on every launch): the launch key
-    takes the base's geometry and the descriptor's shape, strides and block, and the description names its type."""
+    takes the base's geometry and the descriptor's shape, strides and block, and so does the description."""
     import torch
     from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -376,5 +377,124 @@ def test_a_host_tensor_descriptor_is_keyed_by_geometry_and_never_printed():
     assert key[2] == ("TensorDescriptor", ((4, 8, 64), (512, 64, 1), torch.float32, True), (32, 64), (64, 1),
                       (16, 64))
     assert key == launch_key([2, 1, 1], (1.5, TensorDescriptor(base, [32, 64], [64, 1], [16, 64])), {})
-    assert describe_launch(["scale", "desc"], (1.5, desc), {}, [2, 1, 1])["args"]["desc"] == \
-        {"unknown": "TensorDescriptor"}
+    assert describe_launch(["scale", "desc"], (1.5, desc), {}, [2, 1, 1])["args"]["desc"] == {"descriptor": {
+        "base": {"shape": [4, 8, 64], "stride": [512, 64, 1], "dtype": "float32", "align16": True},
+        "shape": [32, 64], "strides": [64, 1], "block_shape": [16, 64], "padding": "zero"}}
+
+
+def _descriptor_line(**desc_over):
+    desc = {"base": {"shape": [1024, 512], "stride": [512, 1], "dtype": "float16", "align16": True},
+            "shape": [1024, 512], "strides": [512, 1], "block_shape": [64, 64], "padding": "zero", **desc_over}
+    desc = {k: v for k, v in desc.items() if v is not None}
+    return json.loads(_capture_line(
+        path="k.py", kernel="k", signature={"d": "tensordesc<fp16[64, 64]>", "B": "constexpr"}, constants={"B": 64},
+        attrs={}, launch={"grid": [16, 8], "args": {"d": {"descriptor": desc}, "B": {"value": 64}}}, version=2))
+
+
+def test_a_captured_descriptor_is_validated_on_load_and_read_as_the_tensor_it_addresses(tmp_path):
+    """Captures are untrusted: a descriptor must hold a base tensor with a dtype and shape, strides and block shape of
+    one rank; a line with anything else is reported with its number and the others are used. A good one is read as
+    the tensor the kernel addresses through it (its shape and strides, the base's dtype): what the cost model sizes."""
+    from tritonlens.model import clean_launch
+
+    f = tmp_path / ".tritonlens" / "captures.jsonl"
+    f.parent.mkdir()
+    bad = [_descriptor_line(block_shape=[64]), _descriptor_line(shape=[1024, -1]), _descriptor_line(base=None),
+           _descriptor_line(strides=["512", 1]), _descriptor_line(block_shape=[1 << 20, 64]),
+           _descriptor_line(shape=[1] * 9, strides=[1] * 9, block_shape=[1] * 9)]
+    summary = dict(_descriptor_line(), record="summary", launches=3)
+    summary["launch_counts"] = [{"launch": _descriptor_line(base={"shape": [1]})["launch"], "count": 3}]
+    f.write_text("\n".join(json.dumps(x) for x in [_descriptor_line(), *bad, summary]) + "\n")
+    caps, problems = load_captures(str(tmp_path), str(tmp_path / "k.py"))
+    assert len(caps) == 1 and len(problems) == len(bad) + 1, problems
+    assert all("descriptor d must hold a base tensor" in p for p in problems), problems
+    cleaned = clean_launch(caps[0]["launch"])["args"]["d"]
+    assert cleaned["tensor"] == {"shape": [1024, 512], "stride": [512, 1], "dtype": "float16", "align16": True}
+    assert cleaned["descriptor"]["block_shape"] == [64, 64] and cleaned["descriptor"]["padding"] == "zero"
+    # field by field where the reader is handed a launch directly (the editor's cache): a bad descriptor is dropped
+    assert "d" not in clean_launch(_descriptor_line(block_shape=[0, 64])["launch"])["args"]
+
+
+CACHED_LAUNCHER = FAKE_DRIVER + '''
+sys.path.insert(0, {here!r})
+from scale import scale_kernel
+x = FakeTensor((4096,))
+kernel = scale_kernel[(4,)](x, x, 4096, SCALE=2, BLOCK=1024)  # compiles, launches, returns the compiled kernel
+for _ in range(5):  # a library's later calls: the kept kernel, launched directly with every parameter
+    kernel[(4, 1, 1)](x, x, 4096, 2, 1024)
+'''
+
+
+def test_launches_of_a_kept_compiled_kernel_are_counted_once_each(tmp_path):
+    """A library that keeps the CompiledKernel its first call returned and launches it directly afterwards (FlagGems'
+    LibEntry) launches without `JITFunction.run`: those launches are counted too, and the first one, made through
+    `run`, is not counted twice. GPU path, under the fake driver: the compile and `CompiledKernel.__getitem__` are
+    Triton's own."""
+    (tmp_path / "scale.py").write_text(SCALED)
+    prog = tmp_path / "prog.py"
+    prog.write_text(CACHED_LAUNCHER.replace("{here!r}", repr(str(tmp_path))))
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--workspace", str(tmp_path), "--output",
+                           str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("launched") == 6 and "could not" not in proc.stderr, proc.stderr
+    (cap,), problems = load_captures(str(tmp_path), None, str(tmp_path / "captures.jsonl"))
+    assert not problems and cap["launches"] == 6
+    assert sorted((c["launch"]["grid"], c["count"]) for c in cap["launch_counts"]) == [([4], 1), ([4, 1, 1], 5)]
+    direct = next(c["launch"]["args"] for c in cap["launch_counts"] if c["count"] == 5)
+    assert direct["n"] == {"value": 4096} and direct["x_ptr"]["tensor"]["shape"] == [4096]
+
+
+KEPT_ON_GPU = '''
+import sys, torch
+sys.path.insert(0, {here!r})
+from scale import scale_kernel
+x = torch.rand(1 << 24, device="cuda")
+y = torch.empty_like(x)
+kernel = scale_kernel[(1 << 14,)](x, y, 1 << 24, SCALE=2, BLOCK=1024)
+for _ in range(12):
+    kernel[(1 << 14, 1, 1)](x, y, 1 << 24, 2, 1024)
+torch.cuda.synchronize()
+assert torch.equal(y, x * 2)
+'''
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_local_gpu(), reason="needs a local NVIDIA GPU")
+def test_capture_time_times_the_launches_of_a_kept_compiled_kernel(tmp_path):
+    """On a GPU, --time times the direct launches of a kept compiled kernel as it times launches through `run`: the
+    first of each distinct launch untimed, the next TIMED_PER_LAUNCH timed (128 MB moved: tens of µs on an H200)."""
+    (tmp_path / "scale.py").write_text(SCALED)
+    prog = tmp_path / "prog.py"
+    prog.write_text(KEPT_ON_GPU.replace("{here!r}", repr(str(tmp_path))))
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--time", "--workspace", str(tmp_path),
+                           "--output", str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (cap,), problems = load_captures(str(tmp_path), None, str(tmp_path / "captures.jsonl"))
+    assert not problems and cap["launches"] == 13
+    direct = next(c for c in cap["launch_counts"] if c["launch"]["grid"] == [1 << 14, 1, 1])
+    assert direct["count"] == 12 and direct["timed"] == capture.TIMED_PER_LAUNCH
+    assert 5.0 < direct["time_min_us"] <= direct["time_us"] < 100_000.0, direct
+
+
+def test_launches_of_what_warmup_returned_are_counted(tmp_path):
+    """`kernel.warmup(...)` compiles without launching (as Triton's fused-softmax tutorial does before sizing its
+    grid from the compiled kernel); the launches of what it returned are counted, with their distinct launch."""
+    (tmp_path / "scale.py").write_text(SCALED)
+    prog = tmp_path / "prog.py"
+    prog.write_text(FAKE_DRIVER + f'''
+sys.path.insert(0, {str(tmp_path)!r})
+from scale import scale_kernel
+x = FakeTensor((4096,))
+kernel = scale_kernel.warmup(x, x, 4096, SCALE=2, BLOCK=1024, grid=(1,))
+for _ in range(3):
+    kernel[(4, 1, 1)](x, x, 4096, 2, 1024)
+''')
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--workspace", str(tmp_path), "--output",
+                           str(tmp_path / "captures.jsonl"), "--", sys.executable, str(prog)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (cap,), problems = load_captures(str(tmp_path), None, str(tmp_path / "captures.jsonl"))
+    assert not problems and cap["launches"] == 3
+    assert [(c["launch"]["grid"], c["count"]) for c in cap["launch_counts"]] == [([4, 1, 1], 3)]

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 
-import pytest
 from conftest import missing, require_module
 
 from tritonlens.gpu import capture
@@ -372,3 +371,164 @@ def test_a_tutorial_that_sizes_its_launch_from_the_compiled_kernel_and_benchmark
     blocks = sorted({c["constants"]["BLOCK"] for c in compiles})
     # the tests' two shapes, then the benchmark's largest, smallest and middle points (N = 2048, 256, 1280)
     assert blocks == [256, 512, 1024, 2048]
+
+
+TMA_KERNEL = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tma_scale(in_desc, out_desc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    x = in_desc.load([pid_m * BLOCK_M, pid_n * BLOCK_N])
+    out_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], x * 2)
+'''
+
+TMA_DRIVER = '''
+import sys, torch
+from triton.tools.tensor_descriptor import TensorDescriptor
+sys.path.insert(0, {here!r})
+from tma_kernels import tma_scale
+x = torch.randn(1024, 512, dtype=torch.float16, device="cuda")
+y = torch.empty_like(x)
+a, b = TensorDescriptor.from_tensor(x, [64, 64]), TensorDescriptor.from_tensor(y, [64, 64])
+for _ in range(3):
+    tma_scale[(16, 8)](a, b, BLOCK_M=64, BLOCK_N=64)
+'''
+
+
+def test_a_tensor_descriptor_launch_records_its_shapes_and_the_cost_counts_its_bytes(tmp_path, capsys):
+    """A TMA kernel launched with host TensorDescriptors: the capture keeps each descriptor's base tensor, shape,
+    strides and block shape, and `tritonlens cost` prices the bytes they address (1024 x 512 fp16, read and written)."""
+    from tritonlens.cli import main as cli_main
+
+    (tmp_path / "tma_kernels.py").write_text(TMA_KERNEL)
+    proc = _capture(tmp_path, TMA_DRIVER.replace("{here!r}", repr(str(tmp_path))), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (rec,) = _records(tmp_path)
+    assert rec["signature"]["in_desc"] == "tensordesc<fp16[64, 64]>"
+    assert rec["launch"]["args"]["in_desc"] == {"descriptor": {
+        "base": {"shape": [1024, 512], "stride": [512, 1], "dtype": "float16", "align16": True},
+        "shape": [1024, 512], "strides": [512, 1], "block_shape": [64, 64], "padding": "zero"}}
+    assert sum(s["launches"] for s in _records(tmp_path, "summary")) == 3
+    assert cli_main(["cost", str(tmp_path / "tma_kernels.py"), "--captures", str(tmp_path / "c.jsonl"),
+                     "--target", "cuda:90", "--workers", "1", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["count"] == 3 and row["dram_bytes"] == 2 * 1024 * 512 * 2
+    assert row["parts"]["memory_us"] > 0
+
+
+SCALED = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+'''
+
+KEPT_KERNEL = '''
+import sys, torch
+sys.path.insert(0, {here!r})
+from scale import scale_kernel
+x = torch.rand(4096, device="cuda")
+y = torch.empty_like(x)
+kernel = scale_kernel[(4,)](x, y, 4096, SCALE=2, BLOCK=1024)  # compiles once, returns the compiled kernel
+for _ in range(5):  # what a library that keeps it does next (FlagGems' LibEntry): launch it directly
+    kernel[(4, 1, 1)](x, y, 4096, 2, 1024)
+'''
+
+
+def test_launches_of_a_kept_compiled_kernel_are_recorded_with_their_count(tmp_path):
+    """Compiled once, then launched five times through the compiled kernel it returned: one compile, six launches."""
+    (tmp_path / "scale.py").write_text(SCALED)
+    proc = _capture(tmp_path, KEPT_KERNEL.replace("{here!r}", repr(str(tmp_path))), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert len(_records(tmp_path)) == 1
+    (cap,), problems = load_captures(str(tmp_path), None, str(tmp_path / "c.jsonl"))
+    assert not problems and cap["launches"] == 6
+    assert sorted((c["launch"]["grid"], c["count"]) for c in cap["launch_counts"]) == [([4], 1), ([4, 1, 1], 5)]
+
+
+GENERATED = '''
+import importlib.util, os, sys, torch
+CACHE = {cache!r}
+SRC = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def {{name}}(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x * tl.sigmoid(x), mask=offs < n)
+"""
+def generated(name):  # what a library that generates kernels does (FlagGems): write the code to its cache, import it
+    os.makedirs(CACHE, exist_ok=True)
+    path = os.path.join(CACHE, name + ".py")
+    with open(path, "w") as f:
+        f.write(SRC.format(name=name))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, name), path
+x = torch.rand(4096, device="cuda")
+y = torch.empty_like(x)
+kept, _ = generated("silu_kept")
+kept[(4,)](x, y, 4096, BLOCK=1024)
+gone, path = generated("silu_gone")
+gone[(4,)](x, y, 4096, BLOCK=1024)
+os.remove(path)
+'''
+
+
+def test_generated_kernels_outside_the_workspace_keep_their_absolute_path_and_are_said(tmp_path, capsys):
+    """Kernels a library generates into a cache folder outside the workspace are kept with their absolute path, the
+    capture says so, and `check PATH` reads their captures; one whose file is gone when the run ends is said too."""
+    from tritonlens.cli import main as cli_main
+
+    ws, cache = tmp_path / "ws", tmp_path / "cache"
+    ws.mkdir()
+    proc = _capture(tmp_path, GENERATED.format(cache=str(cache)), cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(r["path"] for r in _records(tmp_path)) == [str(cache / "silu_gone.py"), str(cache / "silu_kept.py")]
+    assert (f"1 compile(s) of kernels outside the workspace, kept with their absolute path (`tritonlens check PATH` "
+            f"from this workspace reads them): {cache / 'silu_kept.py'}") in proc.stderr, proc.stderr
+    assert (f"1 compile(s) of kernels whose source was no file at its recorded path when the run ended (removed, or "
+            f"made without a file): kept, but nothing can check them: {cache / 'silu_gone.py'}") in proc.stderr
+    capsys.readouterr()
+    assert cli_main(["check", str(cache / "silu_kept.py"), "--captures", str(tmp_path / "c.jsonl"), "--target",
+                     "cuda:90", "--workers", "1", "--format", "json"]) == 0
+    findings = json.loads(capsys.readouterr().out)
+    # the captured launch's 4 programs on 132 SMs: only the capture knows the grid
+    assert any(f["code"] == "LAUNCH002" and "4 programs on 132 SMs" in f["message"] for f in findings), findings
+
+
+KEPT_AUTOTUNED = '''
+import sys, torch, triton
+sys.path.insert(0, {here!r})
+import scale
+tuned = triton.autotune([triton.Config({{"BLOCK": 512}}), triton.Config({{"BLOCK": 1024}})], key=["n"])(
+    scale.scale_kernel)
+x = torch.rand(4096, device="cuda")
+y = torch.empty_like(x)
+kernel = tuned[lambda m: (triton.cdiv(4096, m["BLOCK"]),)](x, y, 4096, SCALE=2)
+for _ in range(5):  # a library keeps what the autotuned launch returned and launches it again
+    kernel[(4, 1, 1)](x, y, 4096, 2, 1024)
+'''
+
+
+def test_launches_of_a_kept_autotuned_kernel_count_for_no_config_without_a_gpu(tmp_path):
+    """Without a GPU the autotuner's choice is unknown (every config a trial): the kernel its launch returned is one
+    config taken arbitrarily, so launching it again is not counted for that config."""
+    (tmp_path / "scale.py").write_text(SCALED)
+    proc = _capture(tmp_path, KEPT_AUTOTUNED.format(here=str(tmp_path)), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    caps, problems = load_captures(str(tmp_path), None, str(tmp_path / "c.jsonl"))
+    assert not problems
+    assert sorted((c["constants"]["BLOCK"], c["autotune"], c["launches"]) for c in caps) == [
+        (512, "trial", 0), (1024, "trial", 0)]

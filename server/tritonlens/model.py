@@ -235,10 +235,51 @@ def _launch_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and -_MAX_LAUNCH_INT < v < _MAX_LAUNCH_INT
 
 
+def _dims(dims: Any, most: int = 8) -> list[int] | None:
+    if isinstance(dims, list) and len(dims) <= most and all(_launch_int(d) for d in dims):
+        return list(dims)
+    return None
+
+
+def _clean_tensor(t: dict[str, Any]) -> dict[str, Any]:
+    tensor: dict[str, Any] = {}
+    for key in ("shape", "stride"):
+        dims = _dims(t.get(key))
+        if dims is not None:
+            tensor[key] = dims
+    if isinstance(t.get("dtype"), str) and len(t["dtype"]) <= 64 and t["dtype"].isprintable():
+        tensor["dtype"] = t["dtype"]
+    if isinstance(t.get("align16"), bool):
+        tensor["align16"] = t["align16"]
+    return tensor
+
+
+def clean_descriptor(raw: Any) -> dict[str, Any] | None:
+    """A captured host tensor descriptor (`{"base": {tensor}, "shape", "strides", "block_shape", "padding"}`, see
+    gpu/capture_record.descriptor_fields), every field checked; None unless all of it is usable: a base tensor with a
+    dtype, and shape, strides and block shape of one rank from 1 to 5 — a shape of positive ints, a block of ints
+    from 1 to 65536."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("base"), dict):
+        return None
+    base = _clean_tensor(raw["base"])
+    shape, strides, block = _dims(raw.get("shape"), 5), _dims(raw.get("strides"), 5), _dims(raw.get("block_shape"), 5)
+    if "dtype" not in base or shape is None or strides is None or block is None:
+        return None
+    if not 1 <= len(shape) == len(strides) == len(block) or any(d <= 0 for d in shape) \
+            or any(not 1 <= b <= 1 << 16 for b in block):
+        return None
+    out: dict[str, Any] = {"base": base, "shape": shape, "strides": strides, "block_shape": block}
+    padding = raw.get("padding")
+    if isinstance(padding, str) and len(padding) <= 16 and padding.isprintable():
+        out["padding"] = padding
+    return out
+
+
 def clean_launch(raw: Any) -> dict[str, Any] | None:
     """A captured `launch` object reduced to what the launch rules read, every field checked (capture files are
-    untrusted): a grid of at most 3 non-negative ints, and per argument a scalar `value` (int, float, bool) or a
-    `tensor` with a shape and stride of at most 8 ints, a short dtype name and `align16`. Wrong types are dropped
+    untrusted): a grid of at most 3 non-negative ints, and per argument a scalar `value` (int, float, bool), a
+    `tensor` with a shape and stride of at most 8 ints, a short dtype name and `align16`, or a host tensor
+    `descriptor` (clean_descriptor), kept with a `tensor` view of what it addresses. Wrong types are dropped
     field by field; None when no grid is left. A record of a launch distribution keeps its `count` (a non-negative
     int) and, when timed, `time_us` (a finite non-negative number) with `timed` (how many launches it is the median
     of)."""
@@ -259,17 +300,17 @@ def clean_launch(raw: Any) -> dict[str, Any] | None:
             continue
         t = arg.get("tensor")
         if isinstance(t, dict):
-            shape, stride = t.get("shape"), t.get("stride")
-            tensor: dict[str, Any] = {}
-            for key, dims in (("shape", shape), ("stride", stride)):
-                if isinstance(dims, list) and len(dims) <= 8 and all(_launch_int(d) for d in dims):
-                    tensor[key] = list(dims)
-            if isinstance(t.get("dtype"), str) and len(t["dtype"]) <= 64:
-                tensor["dtype"] = t["dtype"]
-            if isinstance(t.get("align16"), bool):
-                tensor["align16"] = t["align16"]
+            tensor = _clean_tensor(t)
             if tensor:
                 args[name] = {"tensor": tensor}
+            continue
+        desc = clean_descriptor(arg.get("descriptor"))
+        if desc is not None:
+            # what the kernel addresses through the descriptor, read as a tensor argument is (its bytes for the cost
+            # model): the descriptor's shape and strides, the base tensor's dtype and alignment
+            view = {"shape": desc["shape"], "stride": desc["strides"], **{
+                k: desc["base"][k] for k in ("dtype", "align16") if k in desc["base"]}}
+            args[name] = {"tensor": view, "descriptor": desc}
     out: dict[str, Any] = {"grid": list(grid), "args": args}
     count = raw.get("count")
     if _launch_int(count) and count >= 0:

@@ -9,6 +9,7 @@ import os
 from typing import Any, Iterator
 
 from .untrusted import UntrustedFile, printable, read_text
+from ..model import clean_descriptor
 from ..sidecar import CAPTURES, FOLDER, is_sidecar_folder
 
 CAPTURE_FILE = os.path.join(FOLDER, CAPTURES)
@@ -107,6 +108,8 @@ def _valid(obj: Any) -> str | None:
     launch = obj.get("launch")
     if launch is not None and _bad_launch(launch):
         return "field 'launch' must hold a grid of integers and an args object"
+    if launch is not None and _bad_descriptors(launch):
+        return f"field 'launch': {_bad_descriptors(launch)}"
     if obj.get("launch_counts") is not None:
         return _bad_list(obj, "launch_counts", MAX_LAUNCH_COUNTS, _bad_count)
     return None
@@ -193,6 +196,15 @@ def _bad_launch(launch: Any) -> bool:
                         for g in launch.get("grid", [])))
 
 
+def _bad_descriptors(launch: dict[str, Any]) -> str | None:
+    """Why a launch's host tensor descriptor arguments (`{"descriptor": {...}}`) are not usable, None when they are."""
+    for name, arg in (launch.get("args") or {}).items():
+        if isinstance(arg, dict) and "descriptor" in arg and clean_descriptor(arg["descriptor"]) is None:
+            return (f"descriptor {str(name)[:80]} must hold a base tensor with a dtype and shape, strides and "
+                    f"block_shape of one rank (1-5)")
+    return None
+
+
 def _count_int(value: Any, limit: int = _MAX_INT) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < limit
 
@@ -202,6 +214,9 @@ def _bad_count(item: Any) -> str | None:
     non-negative number) and "timed" (how many launches it is the median of)."""
     if not isinstance(item, dict) or _bad_launch(item.get("launch")) or not _count_int(item.get("count")):
         return "an entry must hold a launch (grid and args) and a non-negative integer count"
+    why = _bad_descriptors(item["launch"])
+    if why:
+        return why
     t = item.get("time_us")
     if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < 1e12):
         return "time_us is not a finite non-negative number"

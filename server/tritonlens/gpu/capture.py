@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -37,6 +38,7 @@ import tempfile
 from typing import Any
 
 from ..frontend.captures import CAPTURE_FILE, bounded_lines
+from ..frontend.untrusted import printable
 from .capture_record import (ENV_DUMP, ENV_FILE, ENV_INTERPRET, ENV_NO_GPU, ENV_PACKAGE_ROOT, ENV_ROOT, ENV_SWITCH,
                              ENV_TALLY, ENV_TIME)
 
@@ -168,6 +170,10 @@ def run(args: argparse.Namespace, cmd: list[str] | None = None) -> int:
             return 2
     root = os.path.abspath(args.workspace or os.getcwd())
     file = os.path.abspath(args.output or os.path.join(root, CAPTURE_FILE))
+    try:
+        start = os.path.getsize(file)  # where this run's lines begin (for the paths it recorded)
+    except OSError:
+        start = 0
     fd, tally = tempfile.mkstemp(prefix="tritonlens-capture-", suffix=".tally")
     os.close(fd)
     try:
@@ -191,6 +197,8 @@ def run(args: argparse.Namespace, cmd: list[str] | None = None) -> int:
         if code in (130, 143) or code < 0 else ""
     print(f"tritonlens capture: {new} new compile(s) recorded by this run in {_shown(file)} ({after} in all{how})"
           f"{stopped}", file=sys.stderr)
+    for line in _paths_said(file, start, root):
+        print(f"tritonlens capture: {line}", file=sys.stderr)
     if args.interpret and code not in (0, 130):
         print(f"tritonlens capture: the program failed under Triton's interpreter (exit {code}); the launches "
               f"recorded before the failure are kept. The interpreter runs kernels on the CPU in numpy and does not "
@@ -198,6 +206,45 @@ def run(args: argparse.Namespace, cmd: list[str] | None = None) -> int:
               f"recorded but not run", file=sys.stderr)
     # a signal death is reported the way a shell would (128 + signal)
     return code if code >= 0 else 128 - code
+
+
+MAX_PATHS_SHOWN = 3
+
+
+def _paths_said(file: str, start: int, root: str) -> list[str]:
+    """What to say about the kernel files of the compiles written from byte `start` of the capture file on: those
+    outside the workspace (generated code a library wrote to a cache folder, an installed package), which are kept
+    with their absolute path, and those with no file at their path (code made by exec: nothing to check)."""
+    outside: dict[str, int] = {}
+    missing: dict[str, int] = {}
+    try:
+        with open(file, "rb") as f:
+            f.seek(start)
+            for raw in bounded_lines(f):
+                if b'"record": "summary"' in raw or b'"record": "tuning"' in raw:
+                    continue
+                with contextlib.suppress(ValueError, UnicodeDecodeError, RecursionError):
+                    obj = json.loads(raw)
+                    path = obj.get("path") if isinstance(obj, dict) else None
+                    if not isinstance(path, str) or obj.get("record", "compile") != "compile":
+                        continue
+                    where = path if os.path.isabs(path) else os.path.join(root, path)
+                    into = outside if os.path.isabs(path) and os.path.isfile(where) else \
+                        missing if not os.path.isfile(where) else None
+                    if into is not None:
+                        into[path] = into.get(path, 0) + 1
+    except OSError:
+        return []
+    out = []
+    for paths, what in ((outside, "outside the workspace, kept with their absolute path (`tritonlens check PATH` "
+                                  "from this workspace reads them)"),
+                        (missing, "whose source was no file at its recorded path when the run ended (removed, or "
+                                  "made without a file): kept, but nothing can check them")):
+        if paths:
+            shown = ", ".join(printable(p) for p in list(paths)[:MAX_PATHS_SHOWN])
+            more = f" and {len(paths) - MAX_PATHS_SHOWN} more" if len(paths) > MAX_PATHS_SHOWN else ""
+            out.append(f"{sum(paths.values())} compile(s) of kernels {what}: {shown}{more}")
+    return out
 
 
 def _count_lines(file: str, compiles_only: bool = True) -> int:

@@ -135,6 +135,8 @@ class _Hook:
         """("trial", None) inside the autotuner's benchmark (or its warmup of every config); ("chosen", key) for the
         launch it makes with the config it picked; ("unknown", None) for that launch when no GPU measured the configs
         (the choice is the GPU's to make); (None, None) outside any autotuned launch."""
+        if getattr(self.local, "unchosen", False):  # a kept kernel of an autotuned launch no GPU chose (no GPU)
+            return "unknown", None
         stack = getattr(self.local, "tuning", None)
         if not stack:
             return None, None
@@ -358,6 +360,50 @@ class _Hook:
 
         run_and_capture.__tritonlens_capture__ = True  # type: ignore[attr-defined]
         return run_and_capture
+
+    # wraps CompiledKernel.__getitem__: the launches a library makes with the compiled kernel it kept
+    def wrap_compiled_launch(self, getitem):
+        """`kernel[grid](*args)` on a CompiledKernel that `JITFunction.run` returned — how a library that caches the
+        compiled kernel launches it after its first call (FlagGems' LibEntry: the first call goes through
+        `JITFunction.run`, later ones call the kernel it kept). Counted and, with --time, timed like a launch through
+        `run`. Triton's own `run` launches through `CompiledKernel.run`, never `__getitem__`: nothing is counted
+        twice. A kernel no compile of this process recorded (loaded by other means) is left alone."""
+        hook = self
+
+        def getitem_and_capture(kernel, grid):
+            runner = getitem(kernel, grid)
+            known = hook._kernels.get(id(kernel))
+            if known is None or known[0] is not kernel:
+                return runner
+            ident = known[1]
+            fn = getattr(getattr(kernel, "src", None), "fn", None)
+            arg_names = list(getattr(fn, "arg_names", None) or ())
+
+            def launch_and_capture(*args, **kwargs):
+                timing = hook.timer is not None
+                if timing:  # what the launch hook keys the launch by, as for a launch through `run`
+                    hook.local.launch_ctx = (args, {}, {"grid": grid})
+                    hook.local.launch_key = hook.local.timed = None
+                try:
+                    return runner(*args, **kwargs)
+                finally:
+                    try:
+                        key = timed = None
+                        if timing:
+                            key, timed = hook.local.launch_key, hook.local.timed
+                            hook.local.launch_ctx = hook.local.launch_key = hook.local.timed = None
+                            hook.local.timing_start = None
+                        launch = (arg_names, args, {}, grid)
+                        hook.count_launch(ident, launch, key)
+                        if timed is not None and key is not None:
+                            hook.timer.add(ident, key, launch, timed)
+                    except Exception as exc:  # noqa: BLE001 — never break the user's launch
+                        _warn(f"could not record a launch: {type(exc).__name__}: {exc}")
+
+            return launch_and_capture
+
+        getitem_and_capture.__tritonlens_capture__ = True  # type: ignore[attr-defined]
+        return getitem_and_capture
 
 
 def _launch_counts(dist: dict[tuple, list], times: dict[tuple, tuple]) -> list[dict[str, Any]]:
@@ -621,6 +667,10 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
     else:
         _install_compile_hook(hook, JITFunction)
         wrap_once(JITFunction, "run", hook.wrap_run)
+        with contextlib.suppress(ImportError, AttributeError):
+            from triton.compiler.compiler import CompiledKernel
+
+            wrap_once(CompiledKernel, "__getitem__", hook.wrap_compiled_launch)
     with contextlib.suppress(ImportError):
         from triton.runtime.autotuner import Autotuner
 

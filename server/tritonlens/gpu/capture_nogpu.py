@@ -175,9 +175,27 @@ def _record_launch(hook: Any, jit_fn: Any, target: Any, args: tuple, kwargs: dic
         seen[key] = (NotCompiled(jit_fn.fn.__name__, compile_now, relaunch), getattr(hook.local, "last_identity", None))
     stub, ident = seen[key]
     hook.local.launched = None if warmup else ident
+    if not warmup and hook.autotune_role()[0] == "unknown":
+        # the autotuner's launch with a config no GPU chose: a library that keeps this kernel and launches it again
+        # (FlagGems' LibEntry) launches the GPU's choice, which is unknown here — those launches count for no config
+        stub = NotCompiled(jit_fn.fn.__name__, stub._compile_now, _unchosen(hook, stub._relaunch))
     if bound is not None:
         bound(bound_args)
     return stub
+
+
+def _unchosen(hook: Any, relaunch: Callable[..., Any] | None) -> Callable[..., Any] | None:
+    if relaunch is None:
+        return None
+
+    def relaunch_unchosen(grid, call_args):
+        was, hook.local.unchosen = getattr(hook.local, "unchosen", False), True
+        try:
+            return relaunch(grid, call_args)
+        finally:
+            hook.local.unchosen = was
+
+    return relaunch_unchosen
 
 
 def install(hook: Any, target_text: str, interpret: bool = False) -> None:

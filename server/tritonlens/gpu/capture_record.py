@@ -125,6 +125,30 @@ def record_from_hook(*, jit_function: Any, compile: dict[str, Any], target: str 
     return rec
 
 
+def _tensor_fields(v: Any) -> dict[str, Any]:
+    return {"shape": [int(s) for s in v.shape], "stride": [int(s) for s in v.stride()],
+            "dtype": str(v.dtype).removeprefix("torch."), "align16": int(v.data_ptr()) % 16 == 0}
+
+
+def _is_descriptor(v: Any) -> bool:
+    """A host tensor descriptor (triton.tools.tensor_descriptor.TensorDescriptor, Gluon's): a base tensor, the
+    shape and strides the kernel addresses through it, and the block it moves per load or store (TMA)."""
+    base = getattr(v, "base", None)
+    return base is not None and hasattr(base, "data_ptr") and hasattr(v, "block_shape") and hasattr(v, "strides")
+
+
+def descriptor_fields(v: Any) -> dict[str, Any]:
+    """What a capture keeps of a host tensor descriptor: its base tensor (as a tensor argument is kept), its shape,
+    strides and block shape, and its padding where it says one. Never its repr (it prints the base tensor's values:
+    a GPU read)."""
+    out: dict[str, Any] = {"base": _tensor_fields(v.base), "shape": [int(s) for s in v.shape],
+                           "strides": [int(s) for s in v.strides], "block_shape": [int(s) for s in v.block_shape]}
+    padding = getattr(v, "padding", None)
+    if isinstance(padding, str):
+        out["padding"] = padding
+    return out
+
+
 def describe_launch(arg_names: list[str], args: tuple, kwargs: dict[str, Any], grid: Any) -> dict[str, Any] | None:
     """Grid, scalar values and tensor geometry of one launch — enough to synthesize inputs and replay it."""
     if grid is None:
@@ -142,10 +166,13 @@ def describe_launch(arg_names: list[str], args: tuple, kwargs: dict[str, Any], g
         v = values[name]
         if hasattr(v, "data_ptr") and hasattr(v, "shape") and hasattr(v, "dtype"):
             try:
-                out[name] = {"tensor": {"shape": [int(s) for s in v.shape], "stride": [int(s) for s in v.stride()],
-                                        "dtype": str(v.dtype).removeprefix("torch."),
-                                        "align16": int(v.data_ptr()) % 16 == 0}}
+                out[name] = {"tensor": _tensor_fields(v)}
             except Exception:  # noqa: BLE001 — an exotic tensor type: keep the rest of the launch
+                out[name] = {"unknown": type(v).__name__}
+        elif _is_descriptor(v):
+            try:
+                out[name] = {"descriptor": descriptor_fields(v)}
+            except Exception:  # noqa: BLE001 — a descriptor of another triton version: keep the rest
                 out[name] = {"unknown": type(v).__name__}
         elif v is None or isinstance(v, (bool, int, float, str)):
             out[name] = {"value": v}
