@@ -138,3 +138,27 @@ def test_a_worker_reads_each_workspace_it_compiles_for(confined, tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "TRITONLENS_CACHE_DIR": str(tmp_path / "cache")})
     assert done.returncode == 0 and json.loads(done.stdout) == [], (done.stdout, done.stderr)
+
+
+def test_a_venvs_site_packages_is_found_whatever_the_vendors_site_module_answers(tmp_path, monkeypatch):
+    """Debian's and Ubuntu's Python patch `site.getsitepackages` to answer `dist-packages` folders, which a virtual
+    environment made with that Python does not have: the worker, started with -S, must still find the venv's
+    `site-packages` (Triton's tools are there: without it ptxas is not among the programs it may run, and every
+    compile fails with PermissionError — found on a GPU machine whose image is such a venv)."""
+    import site
+
+    from tritonlens.compiler import sandbox
+
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    sp = venv / "lib" / version / "site-packages"
+    (sp / "triton" / "backends" / "nvidia" / "bin").mkdir(parents=True)
+    (sp / "triton" / "__init__.py").write_text("")
+    monkeypatch.setattr(sys, "executable", str(venv / "bin" / "python3"))
+    debian = [str(venv / "lib" / "python3" / "dist-packages")]
+    monkeypatch.setattr(site, "getsitepackages", lambda prefixes=None: debian)
+    dirs = sandbox._site_dirs()
+    assert str(sp) in dirs
+    assert str(sp / "triton" / "backends" / "nvidia" / "bin") in sandbox.programs(None, False, dirs)

@@ -544,14 +544,20 @@ def venv_prefix() -> str | None:
 
 
 def _site_dirs() -> list[str]:
+    """The site folders `site` will add once the process is confined. A virtual environment's are
+    `lib/pythonX.Y/site-packages` whatever the interpreter's vendor patched into `site.getsitepackages` (Debian's
+    and Ubuntu's Python answer `dist-packages` folders there, which a venv does not have)."""
     import site
 
     venv = venv_prefix()
     try:
         dirs = site.getsitepackages([venv] if venv else None)
     except AttributeError:  # a virtualenv of old whose site module lacks it
-        return []
-    return [d for d in dirs if os.path.isdir(d)]
+        dirs = []
+    if venv:
+        version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        dirs = [os.path.join(venv, lib, version, "site-packages") for lib in ("lib", "lib64")] + list(dirs)
+    return list(dict.fromkeys(d for d in dirs if os.path.isdir(d)))
 
 
 def site_paths(site_dirs: list[str]) -> list[str]:

@@ -331,10 +331,11 @@ def _replay_batch(path: str, jobs: list[Job], root: str, timeout: float,
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump({"jobs": [{"path": os.path.abspath(j.path), "qualname": j.kernel, "capture": j.capture,
                                  "workspace_root": root} for j in jobs], "warm_l2": warm_l2}, f)
-        # the replay imports the kernel's module: sandboxed as a compile worker is, with the GPU it times
+        # the replay imports the kernel's module: sandboxed as a compile worker is, with the GPU it times; it reads
+        # jobs.json in tmp
         argv, env = sandbox.command(sys.executable, "tritonlens.gpu.bench:replay_main", [job_file],
                                     os.path.join(tmp, "box"), cwd=os.getcwd(), gpu=True,
-                                    reads=[root, *{os.path.dirname(os.path.abspath(j.path)) for j in jobs}])
+                                    reads=[root, tmp, *{os.path.dirname(os.path.abspath(j.path)) for j in jobs}])
         env["PYTHONUNBUFFERED"] = "1"
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                                 text=True, env=env, cwd=tmp, start_new_session=True)

@@ -327,7 +327,7 @@ def replay_command(path: str, qualname: str, capture: dict[str, Any], workspace_
         json.dump(job, f)
     return sandbox.command(python or sys.executable, "tritonlens.gpu.profile:replay_main", [spec_file],
                            os.path.join(job_dir, "box"), cwd=os.getcwd(), gpu=True,
-                           reads=[workspace_root, os.path.dirname(os.path.abspath(path))])
+                           reads=[workspace_root, os.path.dirname(os.path.abspath(path)), job_dir])
 
 
 def replay_main(argv: list[str]) -> None:
