@@ -290,3 +290,48 @@ def test_a_committed_venvs_site_code_runs_only_confined_in_the_workers(confined,
     assert proc.returncode == 0 and json.loads(out) == [], (out, err)  # the workers loaded the site, confined
     assert sorted(os.listdir(marks)) == [f"pid-{proc.pid}"], "a worker ran the site unconfined: " + ", ".join(
         sorted(os.listdir(marks)))
+
+
+def test_a_committed_venvs_site_code_runs_only_confined_in_the_auto_capture(confined, tmp_path):
+    """The same interpreter runs the file's own launch code (the automatic no-GPU capture): that run too starts with
+    `-S` and loads the site only once confined, so the `.pth` code it runs writes nothing outside."""
+    import triton
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(ws / ".venv")], check=True, timeout=120)
+    python = ws / ".venv" / "bin" / "python"
+    site_dir = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    with open(os.path.join(site_dir, "deps.pth"), "w") as f:
+        f.write(os.path.dirname(os.path.dirname(triton.__file__)) + "\n")
+    with open(os.path.join(site_dir, "evil.pth"), "w") as f:
+        f.write(f"import os, builtins; builtins.TL_SITE_RAN = 1; open(os.path.join({str(marks)!r}, "
+                f"'pid-%d' % os.getpid()), 'w').write(os.environ.get('TRITONLENS_TEST_TOKEN', 'none'))\n")
+    (ws / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    path = ws / "k.py"
+    path.write_text(KERNEL.replace("# tritonlens: x_ptr=*fp32, n=i32%16, BLOCK=1024\n", "").format(
+        imports="SCALE = tl.constexpr(2)") + textwrap.dedent('''
+
+        if __name__ == "__main__":
+            import builtins
+            import torch
+
+            assert getattr(builtins, "TL_SITE_RAN", 0), "the site did not load in the launch run"
+            x = torch.ones(1000, device="cuda")
+            block = 1024
+            add_kernel[(1,)](x, x.numel(), BLOCK=block)
+        '''))
+    proc = subprocess.Popen([str(python), "-m", "tritonlens", "check", str(path), "--target", "cuda:90", "--workers",
+                             "1", "--format", "json"], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": sandbox.PACKAGE_ROOT,
+                                            "TRITONLENS_TEST_TOKEN": SECRET,
+                                            "TRITONLENS_CACHE_DIR": str(tmp_path / "cache")})
+    out, err = proc.communicate(timeout=300)
+    findings = json.loads(out)
+    assert not [f for f in findings if f["code"] in ("SRC002", "SRC006", "SRC008")], (findings, err)
+    assert any("`__main__` block of this file" in f["message"] for f in findings), json.dumps(findings)  # it ran
+    assert sorted(os.listdir(marks)) == [f"pid-{proc.pid}"], "a process ran the site unconfined: " + ", ".join(
+        sorted(os.listdir(marks)))

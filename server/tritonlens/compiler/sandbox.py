@@ -587,7 +587,16 @@ def site_paths(site_dirs: list[str]) -> list[str]:
     return [p for p in dict.fromkeys(found) if os.path.isdir(p)]
 
 
-def _load_site() -> None:
+def import_search(skip: str | None = None) -> list[str]:
+    """The import path a process started with `-S` will have once its site loads (PYTHONPATH, its `sys.path`, the
+    site folders and what their `.pth` files add), read without running anything: where `programs` and the read
+    rules find Triton and the imports before confinement."""
+    user_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != skip]
+    site_dirs = _site_dirs()
+    return list(dict.fromkeys([*user_path, *sys.path, *site_dirs, *site_paths(site_dirs)]))
+
+
+def load_site() -> None:
     """What `python` without `-S` does at start (site-packages, `.pth` files, `sitecustomize`), now confined."""
     import site
 
@@ -614,10 +623,9 @@ def boot(box_json: str, argv: list[str]) -> None:
     gpu = bool(box.get("gpu"))
     # PYTHONPATH as this process got it (a launcher may have put another Triton there), which -I left out
     user_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != PACKAGE_ROOT]
-    site_dirs = _site_dirs()
-    search = [*user_path, *sys.path, *site_dirs, *site_paths(site_dirs)]
+    search = import_search(skip=PACKAGE_ROOT)
     STATE = confine(box["folder"], programs(box.get("tools"), gpu, search), gpu, box.get("reads") or [], search)
-    _load_site()
+    load_site()
     module, _, function = box["entry"].partition(":")
     entry = getattr(importlib.import_module(module), function or "main")  # tritonlens's own, before the paths
     # as `python -m` started in `cwd` with PYTHONPATH would have: cwd first, then PYTHONPATH

@@ -187,7 +187,8 @@ class AutoCapturer:
                                   "label": x.describe(path)} for x in found]}
             log = os.path.join(box_root, "output.txt")
             with open(log, "wb") as out:
-                proc = subprocess.Popen([self.python, "-m", "tritonlens.gpu.autocapture_run", json.dumps(job)],
+                # -S: the site loads once the run is confined (autocapture_run._confine)
+                proc = subprocess.Popen([self.python, "-S", "-m", "tritonlens.gpu.autocapture_run", json.dumps(job)],
                                         stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                                         cwd=folder, close_fds=True, start_new_session=hasattr(os, "killpg"))
                 outcome = self._wait(proc)

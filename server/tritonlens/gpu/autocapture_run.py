@@ -20,8 +20,13 @@ def _confine(job: dict[str, Any]) -> dict[str, Any]:
 
     sandbox.load_support(job.get("support") or {})
     prepare_tools(job["tools"])
-    return sandbox.confine(job["folder"], sandbox.programs(job["tools"], False), False,
-                           [job["root"], os.path.dirname(job["path"])])
+    # started with -S (gpu/autocapture.py): the interpreter's site (a committed venv's `.pth` code, sitecustomize)
+    # loads only now, confined, as in a compile worker
+    search = sandbox.import_search()
+    state = sandbox.confine(job["folder"], sandbox.programs(job["tools"], False, search), False,
+                            [job["root"], os.path.dirname(job["path"])], search)
+    sandbox.load_site()
+    return state
 
 
 def _set_launcher(label: str) -> None:
