@@ -256,11 +256,9 @@ def test_a_child_cannot_leave_the_workers_group(confined, tmp_path):
             os.kill(pid, signal.SIGKILL)
 
 
-def test_a_committed_venvs_site_code_runs_only_confined_in_the_workers(confined, tmp_path):
-    """A trusted workspace may bring its interpreter (`tritonlens.interpreter`, a committed `.venv/bin/python`):
-    the checking process (the language server) then runs that interpreter's own start-up code unconfined — that is
-    the user's choice of program, said in docs/security.md. Its compile workers start with `-S` and load the
-    interpreter's site (`.pth` code, sitecustomize) only once confined: nothing they run there writes outside."""
+def _workspace_with_a_venv(tmp_path):
+    """A workspace with a committed `.venv` whose site runs code at start: it marks which process ran it (a file
+    `pid-N` in `marks`, with the secret it saw) and sets `builtins.TL_SITE_RAN`."""
     import triton
 
     ws = tmp_path / "ws"
@@ -277,6 +275,15 @@ def test_a_committed_venvs_site_code_runs_only_confined_in_the_workers(confined,
         f.write(f"import os, builtins; builtins.TL_SITE_RAN = 1; open(os.path.join({str(marks)!r}, "
                 f"'pid-%d' % os.getpid()), 'w').write(os.environ.get('TRITONLENS_TEST_TOKEN', 'none'))\n")
     (ws / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    return ws, python, marks
+
+
+def test_a_committed_venvs_site_code_runs_only_confined_in_the_workers(confined, tmp_path):
+    """A trusted workspace may bring its interpreter (`tritonlens.interpreter`, a committed `.venv/bin/python`):
+    the checking process (the language server) then runs that interpreter's own start-up code unconfined — that is
+    the user's choice of program, said in docs/security.md. Its compile workers start with `-S` and load the
+    interpreter's site (`.pth` code, sitecustomize) only once confined: nothing they run there writes outside."""
+    ws, python, marks = _workspace_with_a_venv(tmp_path)
     (ws / "sitecheck.py").write_text("import builtins\nimport triton.language as tl\n\n"
                                      "SCALE = tl.constexpr(2 if getattr(builtins, 'TL_SITE_RAN', 0) else 'no site')\n")
     path = ws / "k.py"
@@ -295,22 +302,7 @@ def test_a_committed_venvs_site_code_runs_only_confined_in_the_workers(confined,
 def test_a_committed_venvs_site_code_runs_only_confined_in_the_auto_capture(confined, tmp_path):
     """The same interpreter runs the file's own launch code (the automatic no-GPU capture): that run too starts with
     `-S` and loads the site only once confined, so the `.pth` code it runs writes nothing outside."""
-    import triton
-
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(ws / ".venv")], check=True, timeout=120)
-    python = ws / ".venv" / "bin" / "python"
-    site_dir = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    with open(os.path.join(site_dir, "deps.pth"), "w") as f:
-        f.write(os.path.dirname(os.path.dirname(triton.__file__)) + "\n")
-    with open(os.path.join(site_dir, "evil.pth"), "w") as f:
-        f.write(f"import os, builtins; builtins.TL_SITE_RAN = 1; open(os.path.join({str(marks)!r}, "
-                f"'pid-%d' % os.getpid()), 'w').write(os.environ.get('TRITONLENS_TEST_TOKEN', 'none'))\n")
-    (ws / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    ws, python, marks = _workspace_with_a_venv(tmp_path)
     path = ws / "k.py"
     path.write_text(KERNEL.replace("# tritonlens: x_ptr=*fp32, n=i32%16, BLOCK=1024\n", "").format(
         imports="SCALE = tl.constexpr(2)") + textwrap.dedent('''
