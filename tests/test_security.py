@@ -69,6 +69,42 @@ def test_module_code_cannot_write_or_run_programs(confined, tmp_path, capsys, at
     assert code == 0 and findings == [], findings  # the kernel itself compiles: the sandbox stops only the attack
 
 
+def test_what_the_sandbox_refuses_is_tritonlenss_limit_not_the_users_error(confined, tmp_path, capsys, monkeypatch):
+    """A refusal of the sandbox is tritonlens's limit, and the findings say so, with the way out for a repository the
+    user trusts. An import that needs a file outside (a library's cache written at import) is one SRC006 info that
+    names the file and the sandbox, not a warning about the module. A compiler tool the sandbox will not start (a
+    `TRITON_PTXAS_PATH` wrapper script: its `/bin/sh` is not among the programs allowed) is SRC007, not an SRC001
+    compile error. Neither sets check's exit code; unconfined, the same kernel compiles."""
+    import triton
+
+    monkeypatch.setenv("TRITONLENS_CACHE_DIR", str(tmp_path / "cache"))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    path = module(tmp_path, "cachey", f'open({str(outside / "cache.db")!r}, "w").write("x")\n')
+    code, findings, _ = check(capsys, path, "--module-execution", "full")
+    assert code == 0 and [(f["code"], f["severity"]) for f in findings] == [("SRC006", "info")], findings
+    message = findings[0]["message"]
+    assert "tritonlens's sandbox refused" in message and "cache.db" in message, message
+    assert "not an error in the module" in message and "TRITONLENS_NO_SANDBOX=1" in message, message
+    assert not (outside / "cache.db").exists()
+
+    ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    wrapper = tmp_path / "tools" / "ptxas"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec {ptxas} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("TRITON_PTXAS_PATH", str(wrapper))
+    plain = module(tmp_path, "plain", "")
+    code, findings, _ = check(capsys, plain)
+    assert code == 0 and [(f["code"], f["severity"]) for f in findings] == [("SRC007", "info")], findings
+    message = findings[0]["message"]
+    assert "refused by tritonlens's sandbox" in message and str(wrapper) in message, message
+    assert "not an error in the kernel" in message, message
+    monkeypatch.setenv("TRITONLENS_NO_SANDBOX", "1")
+    code, findings, _ = check(capsys, plain)
+    assert code == 0 and findings == [], findings
+
+
 def test_definitions_slice_bypasses_run_confined(confined, tmp_path, capsys):
     """The default (definitions) keeps what the kernels use; code hidden in those parts — a chained call, a callable
     passed to map, a decorator's argument, a helper decorator's default — runs (unconfined, each writes its

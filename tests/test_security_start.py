@@ -256,6 +256,11 @@ def test_a_child_cannot_leave_the_workers_group(confined, tmp_path):
             os.kill(pid, signal.SIGKILL)
 
 
+def _marks(marks) -> str:
+    """Which processes ran the site: each mark's pid, its parent and its command line (what the secret was)."""
+    return "; ".join(f"{n}: {(marks / n).read_text().replace(SECRET, '<secret>')}" for n in sorted(os.listdir(marks)))
+
+
 def _workspace_with_a_venv(tmp_path):
     """A workspace with a committed `.venv` whose site runs code at start: it marks which process ran it (a file
     `pid-N` in `marks`, with the secret it saw) and sets `builtins.TL_SITE_RAN`."""
@@ -273,7 +278,9 @@ def _workspace_with_a_venv(tmp_path):
         f.write(os.path.dirname(os.path.dirname(triton.__file__)) + "\n")
     with open(os.path.join(site_dir, "evil.pth"), "w") as f:
         f.write(f"import os, builtins; builtins.TL_SITE_RAN = 1; open(os.path.join({str(marks)!r}, "
-                f"'pid-%d' % os.getpid()), 'w').write(os.environ.get('TRITONLENS_TEST_TOKEN', 'none'))\n")
+                f"'pid-%d' % os.getpid()), 'w').write(os.environ.get('TRITONLENS_TEST_TOKEN', 'none') + "
+                f"' ppid=%d ' % os.getppid() + open('/proc/self/cmdline', 'rb').read().replace(bytes(1), b' ')"
+                f".decode(errors='replace'))\n")
     (ws / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
     return ws, python, marks
 
@@ -295,8 +302,7 @@ def test_a_committed_venvs_site_code_runs_only_confined_in_the_workers(confined,
                                             "TRITONLENS_CACHE_DIR": str(tmp_path / "cache")})
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0 and json.loads(out) == [], (out, err)  # the workers loaded the site, confined
-    assert sorted(os.listdir(marks)) == [f"pid-{proc.pid}"], "a worker ran the site unconfined: " + ", ".join(
-        sorted(os.listdir(marks)))
+    assert sorted(os.listdir(marks)) == [f"pid-{proc.pid}"], "a worker ran the site unconfined: " + _marks(marks)
 
 
 def test_a_committed_venvs_site_code_runs_only_confined_in_the_auto_capture(confined, tmp_path):
@@ -325,5 +331,4 @@ def test_a_committed_venvs_site_code_runs_only_confined_in_the_auto_capture(conf
     findings = json.loads(out)
     assert not [f for f in findings if f["code"] in ("SRC002", "SRC006", "SRC008")], (findings, err)
     assert any("`__main__` block of this file" in f["message"] for f in findings), json.dumps(findings)  # it ran
-    assert sorted(os.listdir(marks)) == [f"pid-{proc.pid}"], "a process ran the site unconfined: " + ", ".join(
-        sorted(os.listdir(marks)))
+    assert sorted(os.listdir(marks)) == [f"pid-{proc.pid}"], "a process ran the site unconfined: " + _marks(marks)

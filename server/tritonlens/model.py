@@ -381,10 +381,14 @@ class CompileError:
 
 
 # Failures of tritonlens, not of the kernel: its memory bound and time-out, a worker that crashed or was cancelled, a
-# compiler tool Triton could not find, a bug of tritonlens. The one list the CLI, the editor and the cache read: such a
-# failure is SRC007 (info: it never sets `check`'s exit code), never SRC001, and never cached.
+# compiler tool Triton could not find, a bug of tritonlens, a file, program or call its sandbox refused. The one list
+# the CLI, the editor and the cache read: such a failure is SRC007 (info: it never sets `check`'s exit code), never
+# SRC001, and never cached.
 OWN_FAILURES = frozenset({"MemoryLimit", "Timeout", "WorkerCrash", "Cancelled", "MissingTool", "InternalError",
-                          "ImportTimeout", "ImportCrash"})
+                          "ImportTimeout", "ImportCrash", "SandboxRefused"})
+# The module did not import: one finding for the file (SRC006), not one per kernel; never cached. `LoadRefused`: what
+# the import needed was refused by tritonlens's sandbox (a file, a program, a system call), tritonlens's limit.
+LOAD_FAILURES = frozenset({"LoadError", "LoadRefused"})
 # Of those, the ones that say tritonlens itself is broken here (not a limit it reached): `check` then exits 2, its
 # "internal error", so that a broken installation never passes as a clean check.
 BROKEN_HERE = frozenset({"MissingTool", "InternalError"})

@@ -23,7 +23,7 @@ from .checks import analysis_digest, analysis_inputs, place_ir_paths
 from .compiler.cache import ArtifactCache
 from .compiler.pool import URGENT, CompileJob, CompileService
 from .frontend.loader import Slice, slice_module
-from .model import Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec, SpecVariant
+from .model import LOAD_FAILURES, Artifacts, CompiledSpec, Finding, KernelInfo, KernelReport, Spec, SpecVariant
 from .checks.verdict import decide
 from .report.kernel import (error_finding, finish_report, load_error_finding, note_assumed, note_test_launch,
                             skipped_autotune_configs)
@@ -419,7 +419,7 @@ class Checker:
                 art = job.result() if isinstance(job, Future) else job
             except CancelledError:
                 art = None
-            if art is not None and art.error is not None and art.error.kind == "LoadError":
+            if art is not None and art.error is not None and art.error.kind in LOAD_FAILURES:
                 # The module did not import: one finding for the file, on the import line, not one per kernel/spec.
                 f = load_error_finding(item.kernel, art.error, self.settings.module_execution)
                 if (f.line, f.message) not in plan.load_errors:

@@ -23,14 +23,14 @@ from dataclasses import asdict
 
 from .. import __version__
 from ..ir.sass import CUBIN_STAGE, LazyAsm
-from ..model import OWN_FAILURES, Artifacts, CompileError, Resources, StageTexts
+from ..model import LOAD_FAILURES, OWN_FAILURES, Artifacts, CompileError, Resources, StageTexts
 from .wire import analysis_from_wire, analysis_to_wire
 
 # Errors that say something about the machine or the moment, not the kernel: never cached. tritonlens's own failures
 # (model.OWN_FAILURES), and a LoadError: the module failed to import because of what is installed (or of a module
 # outside the file's tracked dependencies), and installing the missing package must make the next check compile, not
 # replay the old failure.
-_TRANSIENT = OWN_FAILURES | {"LoadError"}
+_TRANSIENT = OWN_FAILURES | LOAD_FAILURES
 _EXT = {"ttir": "ttir", "ttgir": "ttgir", "llir": "ll", "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn",
         CUBIN_STAGE: "cubin64"}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import errno
 from collections import OrderedDict
 import hashlib
 import importlib.abc
@@ -417,6 +418,30 @@ def _def_indent(jit_fn) -> int:
     return 0
 
 
+_REFUSED = (errno.EACCES, errno.EPERM)
+
+
+def sandbox_refusal(exc: BaseException) -> str | None:
+    """What the sandbox refused (the file or program, and the error), when `exc` (or what it was raised from) is a refused file access, program
+    start or system call in a confined worker; None otherwise. Such a failure is tritonlens's limit (model.
+    OWN_FAILURES), not the kernel's error: Triton's own tools and a real library's import-time needs must work
+    confined, and when one does not, the sandbox is what to fix (or to turn off for a trusted repository)."""
+    from . import sandbox
+
+    state = sandbox.STATE or {}
+    if not (state.get("landlock") or state.get("seccomp")):
+        return None
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen and len(seen) < 8:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in _REFUSED:
+            what = f" {e.filename!r}" if e.filename else ""
+            return f"{what.strip() or 'a call'} ({type(e).__name__}: {e.strerror or e})"
+        e = e.__cause__ or e.__context__
+    return None
+
+
 def _user_frame(exc: BaseException, path: str) -> tuple[int | None, str]:
     """The deepest traceback frame in the user's file: where an import-time error really is."""
     line = None
@@ -443,7 +468,11 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
         if _trail and _trail[0].failed:  # the module whose import raised, when it is not the kernel's own
             first, _, rest = msg.partition("\n")
             msg = f"{first} (while importing `{_trail[0].failed}`)" + (f"\n{rest}" if rest else "")
-        art.error = CompileError("LoadError", f"could not load the kernel's module: {msg}", line, None, path)
+        refused = sandbox_refusal(exc)
+        art.error = CompileError("LoadRefused" if refused else "LoadError",
+                                 f"could not load the kernel's module: {msg}" + (f" — refused: {refused}" if refused
+                                                                                  else ""),
+                                 line, None, path)
         art.compile_time = time.perf_counter() - start
         return art
 
@@ -466,6 +495,11 @@ def compile_job(job: dict[str, Any]) -> Artifacts:
             raise
         art.remarks = box.get("stderr", "")
         art.error = _mlir_error(art.remarks, path) if "PassManager::run failed" in str(exc) else None
+        refused = None if art.error else sandbox_refusal(exc)
+        if refused:
+            art.error = CompileError("SandboxRefused", f"{refused} while compiling: a tool the compile runs (or a file "
+                                     "it reads) is one the sandbox does not allow; TRITONLENS_NO_SANDBOX=1 compiles "
+                                     "without it, for a repository you trust", _def_line(jit_fn), None, path)
         art.error = art.error or _error_from_exception(exc, jit_fn, path)
         art.compile_time = time.perf_counter() - start
         return art

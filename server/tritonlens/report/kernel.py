@@ -16,7 +16,7 @@ from ..units import fmt_us
 _OWN_PREFIX = {"Timeout": "compile timed out", "WorkerCrash": "compiler crashed", "InternalError": "internal error",
                "Cancelled": "compile cancelled", "MemoryLimit": "memory bound reached",
                "MissingTool": "compiler tool missing", "ImportTimeout": "importing the module timed out",
-               "ImportCrash": "importing the module crashed"}
+               "ImportCrash": "importing the module crashed", "SandboxRefused": "refused by tritonlens's sandbox"}
 
 
 def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict[str, str] | None = None,
@@ -109,6 +109,15 @@ def load_error_finding(kernel: KernelInfo, err: CompileError, module_execution: 
     nothing else), so switching modes cannot help."""
     detail = err.message.removeprefix("could not load the kernel's module: ").strip()
     first = detail.splitlines()[0] if detail else err.kind
+    line = err.line or kernel.def_line
+    if err.kind == "LoadRefused":
+        # tritonlens's limit, not the module's error: an info, and the way out for a repository the user trusts
+        return Finding(kernel.path, line, 1, line, 1 + 200, "SRC006", "info",
+                       f"this file's kernels were not compiled: tritonlens's sandbox refused what importing it needs "
+                       f"here — {first}; that is tritonlens's limit, not an error in the module (docs/security.md "
+                       f"says what the sandbox allows); for a repository you trust, TRITONLENS_NO_SANDBOX=1 checks it "
+                       f"without the sandbox", kernel=kernel.name,
+                       data={"kind": err.kind, "detail": err.message, "merge_key": first})
     if "ModuleNotFoundError" in first or "ImportError" in first:
         how = ("install it in the interpreter tritonlens runs with (the editor's `tritonlens.interpreter`), or "
                "check on the machine the code runs on")
@@ -130,7 +139,6 @@ def load_error_finding(kernel: KernelInfo, err: CompileError, module_execution: 
                "tl.constexpr), or move what it needs into the kernel's parameters")
     else:
         how = "set moduleExecution to definitions (the default) or make the import-time code tolerate a bare import"
-    line = err.line or kernel.def_line
     return Finding(kernel.path, line, 1, line, 1 + 200, "SRC006", "warning",
                    f"this file's kernels were not compiled: importing it failed here on this machine — {first}; "
                    f"{how}", kernel=kernel.name, data={"kind": err.kind, "detail": err.message, "merge_key": first})
