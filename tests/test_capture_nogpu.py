@@ -1,7 +1,8 @@
 """`tritonlens capture --no-gpu`: launches recorded on this CPU machine, with Triton's own specialization for cuda:90,
 compared with what an H200 recorded for the same calls; the autotuner's trials; what needs a GPU is said; the
 capture file under 16 concurrent writers and hostile content. Nothing is mocked: the programs run with torch CPU
-tensors and the real Triton, whose launch path --no-gpu replaces.
+tensors and the real Triton, whose launch path --no-gpu replaces. One test (marked gpu) replays on a GPU what such a
+capture recorded there.
 """
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from conftest import missing, require_module
 
+from tritonlens.device.targets import has_local_gpu
 from tritonlens.gpu import capture
 from tritonlens.frontend.captures import MAX_LINE, fold_captures, load_captures
 from tritonlens.pipeline import Checker
@@ -418,6 +422,28 @@ def test_a_tensor_descriptor_launch_records_its_shapes_and_the_cost_counts_its_b
     (row,) = json.loads(capsys.readouterr().out)
     assert row["count"] == 3 and row["dram_bytes"] == 2 * 1024 * 512 * 2
     assert row["parts"]["memory_us"] > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_local_gpu(), reason="needs a local NVIDIA GPU")
+def test_a_tensor_descriptor_launch_is_replayed_and_timed(tmp_path, capsys, monkeypatch):
+    """Captured on the GPU (`capture --time`), the TMA launch replays in `tritonlens bench` as it ran: each descriptor
+    rebuilt over a synthesized base tensor with the captured shape, strides and block. The replay's time and bytes
+    (1024 x 512 fp16, read and written) are the launch's."""
+    from tritonlens.gpu import bench
+
+    (tmp_path / "tma_kernels.py").write_text(TMA_KERNEL)
+    (tmp_path / "driver.py").write_text(TMA_DRIVER.replace("{here!r}", repr(str(tmp_path))))
+    os.makedirs(tmp_path / ".tritonlens")
+    proc = subprocess.run([sys.executable, "-m", "tritonlens.gpu.capture", "--time", "--workspace", str(tmp_path),
+                           "--output", str(tmp_path / ".tritonlens" / "captures.jsonl"), "--", sys.executable,
+                           str(tmp_path / "driver.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    monkeypatch.chdir(tmp_path)
+    assert bench.main(["tma_kernels.py::tma_scale", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["measured"] and row["error"] is None, row
+    assert row["bytes"] == 2 * 1024 * 512 * 2 and 1.0 < row["time_us"] < 1000.0, row
 
 
 SCALED = '''\

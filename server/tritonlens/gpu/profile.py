@@ -234,8 +234,10 @@ def replay_capture(capture: dict[str, Any]) -> str | None:
         if ty == "constexpr":
             continue
         a = args.get(name)
-        if not isinstance(a, dict) or not ("tensor" in a or "value" in a):
+        if not isinstance(a, dict) or not ("tensor" in a or "value" in a or "descriptor" in a):
             return f"argument {name} of the captured launch was not recorded"
+        if "descriptor" in a and not isinstance((a["descriptor"] or {}).get("base"), dict):
+            return f"argument {name} of the captured launch is a tensor descriptor without its base tensor"
     return None
 
 
@@ -273,6 +275,8 @@ def prepare_replay(job: dict[str, Any], torch: Any) -> Any:
             kwargs[name] = _constant(cap["constants"][name])
         elif isinstance(rec, dict) and "tensor" in rec:
             kwargs[name] = _synth_tensor(torch, rec["tensor"], gen)
+        elif isinstance(rec, dict) and "descriptor" in rec:
+            kwargs[name] = _synth_descriptor(torch, rec["descriptor"], gen)
         elif isinstance(rec, dict) and "value" in rec:
             kwargs[name] = rec["value"]
     opts = {k: v for k, v in cap.get("options", {}).items() if k in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
@@ -295,6 +299,16 @@ def _constant(value: Any) -> Any:
 
         return tl.dtype(value["dtype"])
     return value
+
+
+def _synth_descriptor(torch, d: dict[str, Any], gen):
+    """A host tensor descriptor as captured (capture_record.descriptor_fields): a synthesized base tensor, and the
+    shape, strides, block shape and padding the kernel's launch gave it."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    padding = d.get("padding") if d.get("padding") in ("zero", "nan") else "zero"
+    return TensorDescriptor(_synth_tensor(torch, d["base"], gen), [int(s) for s in d["shape"]],
+                            [int(s) for s in d["strides"]], [int(s) for s in d["block_shape"]], padding)
 
 
 def _synth_tensor(torch, t: dict[str, Any], gen):

@@ -18,11 +18,19 @@ from ..sidecar import BENCH, sidecar_path
 
 # ---------------------------------------------------------------- what a launch moves
 def launch_bytes(capture: dict[str, Any]) -> int:
-    """Bytes the tensors of a capture's launch hold: its most launched one when it kept its distribution (captures
-    .fold_captures)."""
+    """Bytes the tensors of a capture's launch hold, tensor descriptors' base tensors included: its most launched one
+    when it kept its distribution (captures.fold_captures)."""
     args = (capture.get("launch") or {}).get("args") or {}
-    return sum(tensor_bytes(a["tensor"]) for a in args.values() if isinstance(a, dict) and isinstance(a.get("tensor"),
-                                                                                                       dict))
+    total = 0
+    for a in args.values():
+        if not isinstance(a, dict):
+            continue
+        t = a.get("tensor")
+        if not isinstance(t, dict) and isinstance(a.get("descriptor"), dict):
+            t = a["descriptor"].get("base")  # a host tensor descriptor: the tensor it addresses
+        if isinstance(t, dict):
+            total += tensor_bytes(t)
+    return total
 
 
 def static_floor_us(nbytes: int, gpu: virtual_gpu.GpuModel) -> float:
