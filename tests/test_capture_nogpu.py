@@ -424,6 +424,48 @@ def test_a_tensor_descriptor_launch_records_its_shapes_and_the_cost_counts_its_b
     assert row["parts"]["memory_us"] > 0
 
 
+OFFSETS_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows_of(x_ptr, offs_ptr, E: tl.constexpr):
+    for e in range(E):
+        lo = tl.load(offs_ptr + e)
+        for r in range(lo, tl.load(offs_ptr + e + 1)):
+            tl.store(x_ptr + r, tl.load(x_ptr + r) * 2)
+'''
+
+OFFSETS_DRIVER = '''
+import sys, torch
+sys.path.insert(0, {here!r})
+from offsets_kernels import rows_of
+x = torch.ones(4096, device="cuda")
+offs = torch.tensor([0, 100, 250, 4096], dtype=torch.int32, device="cuda")
+rows_of[(1,)](x, offs, E=3)
+'''
+
+
+def test_a_small_integer_tensor_keeps_its_values_and_the_cost_counts_the_loops_they_bound(tmp_path, capsys):
+    """An offsets tensor (4 int32) keeps its contents in the capture (at most 512 elements of an integer tensor;
+    never a float tensor's), and the cost model evaluates the loop bounds the kernel loads from it: 4,096 rows in all
+    over 3 experts, not one trip per unknown loop."""
+    from tritonlens.cli import main as cli_main
+
+    (tmp_path / "offsets_kernels.py").write_text(OFFSETS_KERNEL)
+    proc = _capture(tmp_path, OFFSETS_DRIVER.replace("{here!r}", repr(str(tmp_path))), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (rec,) = _records(tmp_path)
+    assert rec["launch"]["args"]["offs_ptr"]["tensor"]["values"] == [0, 100, 250, 4096]
+    assert "values" not in rec["launch"]["args"]["x_ptr"]["tensor"]
+    assert cli_main(["cost", str(tmp_path / "offsets_kernels.py"), "--captures", str(tmp_path / "c.jsonl"),
+                     "--target", "cuda:90", "--workers", "1", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["unknown_trips"] == 0, row
+    assert row["dram_bytes"] >= 4096 * 4, row  # every row read and written: the loops' trips were counted
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not has_local_gpu(), reason="needs a local NVIDIA GPU")
 def test_a_tensor_descriptor_launch_is_replayed_and_timed(tmp_path, capsys, monkeypatch):

@@ -1,7 +1,8 @@
 """The cost model on the calibration suite's newer classes, against what an H200 measured (bench/results/cost/
 suite2-captures-timed.jsonl, `capture --time`: median of 10 launches after the first): split-K GEMM, attention
 backward, MoE grouped GEMM. And the GEMM pipeline's overlap read from the IR and the launch: a 2-stage pipeline
-hides less of the memory and instruction time under the dots than a 4-stage one of the same launch.
+hides less of the memory and instruction time under the dots than a 4-stage one of the same launch. MoE's loop bound
+loaded from memory: unknown without the offsets, counted with the ones a newer capture keeps.
 
 Everything compiles for real on the CPU (cuda:90); the virtual GPU is the h200."""
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+
+import pytest
 
 from tritonlens.cli import main as cli_main
 
@@ -60,6 +63,22 @@ def test_split_k_attention_backward_within_1_5x_moe_uncovered(tmp_path, capsys):
     # MoE's tile loop runs as many times as the expert offsets in memory say: the IR cannot know, so it says so
     moe = [r for r in rows if r["kernel"] == "moe_grouped_gemm"]
     assert moe and all(r["confidence"] in ("uncovered", "disagrees") and r["unknown_trips"] >= 1 for r in moe), moe
+
+
+def test_with_the_expert_offsets_the_capture_kept_moe_is_counted_and_within_1_5x(tmp_path, capsys):
+    """The same MoE grouped GEMM captured again on the H200 (suite3-captures-timed.jsonl), now with the contents of
+    its small integer tensor (the expert offsets, 9 int32): the tile loop's bound is loaded from them and carried from
+    expert to expert (`done += tiles`, an scf.for iter_arg), and the IR's evaluation counts every tile (32768 rows:
+    14,336 tiles over 132 programs). Both launches are then priced from their dots and agree with the GPU."""
+    with open(os.path.join(REPO, "bench", "results", "cost", "suite3-captures-timed.jsonl"), encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    rows = [r for r in _cost(tmp_path, capsys, records) if r["kernel"] == "moe_grouped_gemm" and r["ratio"]]
+    assert len(rows) == 2, rows
+    for r in rows:
+        assert r["unknown_trips"] == 0 and r["confidence"] == "measured" and r["bound"] == "compute-bound", r
+        assert 1 / 1.5 <= r["ratio"] <= 1.5, r
+    big = max(rows, key=lambda r: r["measured_us"])
+    assert big["flops"] == pytest.approx(2 * 32768 * 14336 * 4096, rel=0.01), big
 
 
 def test_a_shallower_pipeline_hides_less(tmp_path, capsys):

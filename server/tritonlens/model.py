@@ -241,6 +241,9 @@ def _dims(dims: Any, most: int = 8) -> list[int] | None:
     return None
 
 
+_MAX_INDEX_VALUES = 512
+
+
 def _clean_tensor(t: dict[str, Any]) -> dict[str, Any]:
     tensor: dict[str, Any] = {}
     for key in ("shape", "stride"):
@@ -251,6 +254,9 @@ def _clean_tensor(t: dict[str, Any]) -> dict[str, Any]:
         tensor["dtype"] = t["dtype"]
     if isinstance(t.get("align16"), bool):
         tensor["align16"] = t["align16"]
+    values = t.get("values")
+    if isinstance(values, list) and len(values) <= _MAX_INDEX_VALUES and all(_launch_int(v) for v in values):
+        tensor["values"] = values  # a small integer tensor's contents (gpu/capture_record.index_values)
     return tensor
 
 

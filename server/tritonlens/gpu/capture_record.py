@@ -169,6 +169,10 @@ def describe_launch(arg_names: list[str], args: tuple, kwargs: dict[str, Any], g
                 out[name] = {"tensor": _tensor_fields(v)}
             except Exception:  # noqa: BLE001 — an exotic tensor type: keep the rest of the launch
                 out[name] = {"unknown": type(v).__name__}
+                continue
+            index = index_values(v)
+            if index is not None:
+                out[name]["tensor"]["values"] = index
         elif _is_descriptor(v):
             try:
                 out[name] = {"descriptor": descriptor_fields(v)}
@@ -180,6 +184,34 @@ def describe_launch(arg_names: list[str], args: tuple, kwargs: dict[str, Any], g
             jv = _jsonable(v)
             out[name] = {"value": jv} if jv is not None else {"unknown": type(v).__name__}
     return {"grid": grid_list, "args": out}
+
+
+MAX_INDEX_VALUES = 512  # elements of an integer tensor whose values a launch's description keeps
+
+
+def index_values(v: Any) -> list[int] | None:
+    """The values of a small integer tensor argument (at most MAX_INDEX_VALUES elements: an MoE kernel's expert
+    offsets, a ragged batch's row starts), which the kernel may load to bound its loops: what the cost model needs to
+    count those loops' trips (ir/counts.py). Read once per distinct launch (describe_launch), a copy to the host for a
+    GPU tensor; None for any other tensor, and while a CUDA graph is being captured (no copy may run then)."""
+    try:
+        if v.dtype.is_floating_point or v.dtype.is_complex or str(v.dtype) == "torch.bool" \
+                or v.numel() > MAX_INDEX_VALUES:
+            return None
+        if getattr(v, "is_cuda", False) and _graph_capturing():
+            return None
+        return [int(x) for x in v.reshape(-1).tolist()]
+    except Exception:  # noqa: BLE001 — not a torch tensor, or one that cannot be read: no values
+        return None
+
+
+def _graph_capturing() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_current_stream_capturing())
+    except Exception:  # noqa: BLE001 — no CUDA here (a no-GPU capture's tensors only say they are on it)
+        return False
 
 
 _TENSOR_TYPES: set[type] = set()  # types seen to be tensors (data_ptr, shape, stride, dtype): the fast path

@@ -37,6 +37,8 @@ MAX_SAMPLES = 16  # program ids (per grid axis) or loop iterations an evaluation
 
 _DEF = re.compile(r"^(%[\w.$-]+)(?::\d+)?\s*=\s*(\"?[\w.]+\"?)\s*(.*)$")
 _FOR = re.compile(r"scf\.for (%[\w.$-]+) = (%[\w.$#-]+) to (%[\w.$#-]+) step (%[\w.$#-]+)")
+_CARRIED = re.compile(r"(%[\w.$-]+) = (%[\w.$#-]+)")
+MAX_CARRIED_TRIPS = 1024  # trips of a loop walked one by one because a value it carries bounds a loop inside it
 _SSA = re.compile(r"%[\w.$-]+")
 _LOC_NAME = re.compile(r'loc\("([^"]+)"')
 _CONST = re.compile(r"^(-?\d+|true|false) : (i\d+|index)$")
@@ -71,6 +73,8 @@ class Loop:
     upper: str
     step: str
     line: int = 0  # source line (the kernel file's outermost frame), 0 when unknown
+    carried: list = field(default_factory=list)  # (SSA name, initial value's SSA name) of each loop-carried value
+    yields: list = field(default_factory=list)  # what the body yields for each, in order (the next trip's value)
 
 
 @dataclass
@@ -166,6 +170,7 @@ class IrCounts:
         """For each SSA scalar the program-id axes and loop induction variables it depends on."""
         memo: dict[str, frozenset] = {}
         ivs = {lp.iv: lp.index for lp in self.loops}
+        ivs.update({name: lp.index for lp in self.loops for name, _ in lp.carried})
 
         def dep(name: str, depth: int = 0) -> frozenset:
             if name in memo:
@@ -181,6 +186,8 @@ class IrCounts:
                     out = frozenset({("pid", node[1])})
                 elif node[0] in ("op", "cmp"):
                     out = frozenset().union(*(dep(o, depth + 1) for o in node[2:]))
+                elif node[0] in ("load", "addptr"):
+                    out = frozenset().union(*(dep(o, depth + 1) for o in node[1:]))
             memo[name] = out
             return out
 
@@ -189,9 +196,11 @@ class IrCounts:
                 dep(n)
         return memo
 
-    def trips(self, args: dict[str, int], grid: list[int] | tuple[int, ...]) -> Trips:
+    def trips(self, args: dict[str, int], grid: list[int] | tuple[int, ...],
+              data: dict[str, list[int]] | None = None) -> Trips:
         """Evaluate every loop's trip count for a launch: `args` the kernel's scalar arguments by name, `grid` the
-        launch's grid. A bound that depends on the program id is evaluated for up to MAX_SAMPLES programs per axis
+        launch's grid, `data` the contents of small integer tensor arguments the capture kept (a bound loaded from
+        memory, an MoE kernel's expert offsets, is then known). A bound that depends on the program id is evaluated for up to MAX_SAMPLES programs per axis
         (spread over the grid) and averaged; one that depends on an enclosing loop's variable, over up to
         MAX_SAMPLES of that loop's iterations."""
         grid3 = [max(1, int(g)) for g in (list(grid) + [1, 1, 1])[:3]]
@@ -225,7 +234,7 @@ class IrCounts:
         unknown: set[int] = set()
         for pid in pids:
             execs: dict[int, float] = {}
-            env = {"args": args, "grid": grid3, "pid": pid, "iv": {}}
+            env = {"args": args, "grid": grid3, "pid": pid, "iv": {}, "data": data or {}}
             self._walk(children, None, env, 1.0, execs, unknown, below)
             for k, v in execs.items():
                 total[k] = total.get(k, 0.0) + v
@@ -246,7 +255,25 @@ class IrCounts:
             execs[lp.index] = execs.get(lp.index, 0.0) + weight * n
             if not n or not children.get(lp.index):
                 continue
-            if ("iv", lp.index) in below.get(lp.index, ()) and lo is not None and st:
+            carried = lp.carried if len(lp.yields) == len(lp.carried) else []
+            if carried and ("iv", lp.index) in below.get(lp.index, ()) and lo is not None and st \
+                    and n <= MAX_CARRIED_TRIPS:
+                # a value the loop carries from trip to trip bounds a loop inside it (a persistent grouped GEMM's
+                # running tile count): walk every trip in order, each with the values the previous one yielded
+                now = [self.value(init, env) for _, init in carried]
+                for k in range(n):
+                    env["iv"][lp.iv] = lo + k * st
+                    for (name, _), v in zip(carried, now):
+                        if v is None:
+                            env["iv"].pop(name, None)
+                        else:
+                            env["iv"][name] = v
+                    self._walk(children, lp.index, env, weight, execs, unknown, below)
+                    now = [self.value(y, env) for y in lp.yields]
+                env["iv"].pop(lp.iv, None)
+                for name, _ in carried:
+                    env["iv"].pop(name, None)
+            elif ("iv", lp.index) in below.get(lp.index, ()) and lo is not None and st:
                 ks = list(range(n)) if n <= MAX_SAMPLES else \
                     sorted({round(i * (n - 1) / (MAX_SAMPLES - 1)) for i in range(MAX_SAMPLES)})
                 for k in ks:
@@ -255,6 +282,18 @@ class IrCounts:
                 env["iv"].pop(lp.iv, None)
             else:
                 self._walk(children, lp.index, env, weight * n, execs, unknown, below)
+
+    def _address(self, name: str, env: dict, depth: int) -> tuple[str, int] | None:
+        """(tensor argument, element offset) a scalar pointer holds in `env`; None when unknown."""
+        node = self.values.get(name)
+        if node is None or depth > 200:
+            return None
+        if node[0] == "argptr":
+            return node[1], 0
+        if node[0] == "addptr":
+            base, off = self._address(node[1], env, depth + 1), self.value(node[2], env, depth + 1)
+            return (base[0], base[1] + off) if base is not None and off is not None else None
+        return None
 
     def value(self, name: str, env: dict, depth: int = 0) -> int | None:
         """The integer an SSA scalar holds in `env` (args, grid, pid, loop variables); None when unknown."""
@@ -271,6 +310,10 @@ class IrCounts:
             return int(v) if isinstance(v, (int, bool)) else None
         if kind == "pid":
             return env["pid"][node[1]]
+        if kind == "load":
+            at = self._address(node[1], env, depth + 1)
+            data = env.get("data", {}).get(at[0]) if at else None
+            return int(data[at[1]]) if data is not None and 0 <= at[1] < len(data) else None
         if kind == "nprog":
             return env["grid"][node[1]]
         if kind == "cmp":
@@ -427,6 +470,8 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
                     args.append(key)
                     if ty in _INT_TYPES:
                         values[name.strip()] = ("arg", key)
+                    elif _SCALAR_PTR.fullmatch(ty):
+                        values[name.strip()] = ("argptr", key)  # a tensor argument's base pointer
             continue
         body, _ = _strip_loc(line)
         body = body.strip()
@@ -448,12 +493,18 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
         if fm or (opens and " scf.while " in f" {body}"):
             # a while loop's trips are unknown: its bounds are no SSA values (counted once)
             lp = Loop(len(loops), current, n, *(fm.groups() if fm else ("", "", "", "")), line=lines_of.get(n, 0))
+            if fm and "iter_args(" in body:
+                inner = body.split("iter_args(", 1)[1]
+                lp.carried = _CARRIED.findall(inner[:inner.find(")")] if ")" in inner else inner)
             loops.append(lp)
             if opens:
                 stack.append(lp.index)
             continue
         if opens:
             stack.append(None)
+        if body.startswith("scf.yield") and stack and stack[-1] is not None and loops[stack[-1]].carried:
+            loops[stack[-1]].yields = _SSA.findall(body.split(" : ")[0])  # directly in the loop's body
+            continue
         d = _DEF.match(body)
         name, op, rest = (d.group(1), d.group(2).strip('"'), d.group(3)) if d else (None, body.split(" ", 1)[0],
                                                                                      body.split(" ", 1)[-1])
@@ -470,6 +521,10 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
             origin = next((from_dot[u] for u in uses if u in from_dot), False)
             if origin is not False:
                 from_dot[name] = origin
+        if op == "tt.load" and name is not None and uses and _SCALAR_PTR.fullmatch(_signature(body)):
+            # one element read through a scalar pointer (an expert's row offset): a value a loop bound may use,
+            # known when the capture kept the tensor's contents
+            values[name] = ("load", uses[0])
         if op in _LOADS or op in _STORES or op in _ATOMICS:
             tile = _access_tile(op, _signature(body))
             if tile:
@@ -479,6 +534,9 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
         if name is None:
             continue
         sig = _signature(body)
+        if op == "tt.addptr" and len(uses) == 2 and _SCALAR_PTR.match(sig) and not sig.startswith("tensor"):
+            values[name] = ("addptr", uses[0], uses[1])  # a scalar pointer: base + offset in elements
+            continue
         scalar = sig.split(" to ")[-1].strip() in _INT_TYPES
         if op == "arith.constant":
             c = _CONST.match(rest.strip())
