@@ -57,7 +57,8 @@ def test_json_gives_estimate_bound_parts_and_ratio(workspace, capsys):
     assert one["measured_us"] == pytest.approx(26390.4, rel=1e-3) and one["timed"] == 5
     assert one["time_reliable"] is True and one["confidence"] == "measured"
     # one program streams 256 MB: the memory part is the estimate, tens of ms, within 1.5x of what the GPU measured
-    assert set(one["parts"]) == {"memory_us", "dot_us", "issue_us", "program_us", "spill_us", "convert_us"}
+    assert set(one["parts"]) == {"memory_us", "tile_us", "dot_us", "issue_us", "mio_us", "program_us", "spill_us",
+                                 "convert_us"}
     assert one["parts"]["memory_us"] > 0.9 * one["est_us"]
     assert one["ratio"] == pytest.approx(one["est_us"] / one["measured_us"], rel=1e-3)
     assert 1 / 1.5 <= one["ratio"] <= 1.5

@@ -11,9 +11,10 @@ from ..source import python_files
 from ..units import fmt_us
 from .common import EXIT_ERROR, EXIT_OK, compile_flags, rel, settings_from
 
-PARTS = ("memory_us", "dot_us", "issue_us", "program_us", "spill_us", "convert_us")
-_PART_NAMES = {"memory_us": "memory", "dot_us": "dots", "issue_us": "instructions", "program_us": "programs",
-               "spill_us": "spills", "convert_us": "conversions"}
+PARTS = ("memory_us", "tile_us", "dot_us", "issue_us", "mio_us", "program_us", "spill_us", "convert_us")
+_PART_NAMES = {"memory_us": "memory", "tile_us": "L2 tiles", "dot_us": "dots", "issue_us": "instructions",
+               "mio_us": "shared-memory pipe", "program_us": "programs", "spill_us": "spills",
+               "convert_us": "conversions"}
 
 
 def add_parser(sub) -> None:
