@@ -587,13 +587,17 @@ def site_paths(site_dirs: list[str]) -> list[str]:
     return [p for p in dict.fromkeys(found) if os.path.isdir(p)]
 
 
+def user_path(skip: str | None = None) -> list[str]:
+    """PYTHONPATH's folders as this process got them (`-I` left them out of `sys.path`), but `skip`."""
+    return [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != skip]
+
+
 def import_search(skip: str | None = None) -> list[str]:
     """The import path a process started with `-S` will have once its site loads (PYTHONPATH, its `sys.path`, the
     site folders and what their `.pth` files add), read without running anything: where `programs` and the read
     rules find Triton and the imports before confinement."""
-    user_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != skip]
     site_dirs = _site_dirs()
-    return list(dict.fromkeys([*user_path, *sys.path, *site_dirs, *site_paths(site_dirs)]))
+    return list(dict.fromkeys([*user_path(skip), *sys.path, *site_dirs, *site_paths(site_dirs)]))
 
 
 def load_site() -> None:
@@ -622,14 +626,14 @@ def boot(box_json: str, argv: list[str]) -> None:
         prepare_tools(box["tools"])
     gpu = bool(box.get("gpu"))
     # PYTHONPATH as this process got it (a launcher may have put another Triton there), which -I left out
-    user_path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != PACKAGE_ROOT]
+    users = user_path(skip=PACKAGE_ROOT)
     search = import_search(skip=PACKAGE_ROOT)
     STATE = confine(box["folder"], programs(box.get("tools"), gpu, search), gpu, box.get("reads") or [], search)
     load_site()
     module, _, function = box["entry"].partition(":")
     entry = getattr(importlib.import_module(module), function or "main")  # tritonlens's own, before the paths
     # as `python -m` started in `cwd` with PYTHONPATH would have: cwd first, then PYTHONPATH
-    sys.path[1:1] = user_path
+    sys.path[1:1] = users
     if box.get("cwd"):
         sys.path.insert(0, box["cwd"])
         try:
