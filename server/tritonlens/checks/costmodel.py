@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -96,8 +97,8 @@ L2_FIT = 0.5  # share of the L2 a launch's re-read working set may fill and stil
 _RATE_KEY = {"fp8": "fp8", "int8": "fp8", "fp4": "fp8", "bf16": "bf16", "fp16": "fp16", "tf32": "tf32",
              "fp32": "tf32", "fp64": "fp32"}
 SHARED_BYTES_PER_CLOCK = 128
-MIO_PER_CLOCK = 1.0  # warp instructions an SM's memory-I/O pipe takes a clock at best (a shared-memory access of one
-# wavefront, a shuffle, a barrier): the pipe's peak, not fitted
+MIO_PER_CLOCK = 1.0  # wavefronts an SM's memory-I/O pipe serves a clock (a shared-memory access takes one per
+# bank conflict way, ir/banks.py; a shuffle or a barrier one): the pipe's peak, not fitted
 PTX_PER_CLOCK = 6.0  # PTX instructions an SM retires per clock, fitted (four schedulers; a PTX line is often fewer
 # SASS instructions, and predicated-off paths cost little)
 _DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
@@ -142,8 +143,9 @@ class Cost:
     tile_bytes: float = 0.0  # bytes every program's tiles move between L2 and the SMs, re-reads included (a GEMM's
     # operand tiles, loaded again by each program of a row or column of output tiles)
     unsized: int = 0  # tensor arguments the capture gives no shape for (tensor descriptors): their bytes are unknown
-    mio_instrs: float = 0.0  # warp instructions through the SMs' memory-I/O pipe: shared-memory loads and stores,
-    # shuffles, barriers (a reduction across warps, a layout conversion), PTX per line × loop trips × warps × programs
+    mio_instrs: float = 0.0  # wavefronts through the SMs' memory-I/O pipe: shared-memory loads and stores (each as
+    # many as its bank conflicts make), shuffles, barriers (a reduction across warps, a layout conversion), per line ×
+    # loop trips × warps × programs
 
     # ------------------------------------------------ times
     @property
@@ -219,9 +221,9 @@ class Cost:
 
     @property
     def mio_us(self) -> float:
-        """The memory-I/O pipe's time: its warp instructions at MIO_PER_CLOCK on the SMs the grid keeps busy. A
-        gather-and-reduce kernel whose reductions and conversions go through shared memory on every trip waits here
-        (measured on an H200: L1/TEX throughput at 93%, DRAM at 5%)."""
+        """The memory-I/O pipe's time: its wavefronts at MIO_PER_CLOCK on the SMs the grid keeps busy. A
+        gather-and-reduce kernel whose cross-warp reductions store 16 words apart waits here (measured on an H200:
+        L1/TEX throughput at 93%, DRAM at 5%, 8 wavefronts a shared instruction)."""
         rate = MIO_PER_CLOCK * self.gpu.clock_mhz * 1e6 * self.gpu.sms
         busy = min(1.0, self.concurrent / max(1, self.gpu.sms))
         return self.mio_instrs / (rate * busy) * 1e6 if rate and self.mio_instrs else 0.0
@@ -473,7 +475,10 @@ class KernelFacts:
     shared_lines: set[int] | None = None  # lines whose PTX goes through shared memory (st.shared and ld.shared);
     # None without PTX
     kernel_class: str = ""
-    mio_lines: dict[int, int] = field(default_factory=dict)  # PTX instructions per line through the memory-I/O pipe
+    straight_lines: set[int] = field(default_factory=set)  # lines whose PTX is in no loop of the PTX: the loops
+    # around them were unrolled, so their PTX counts are already per program (not to be multiplied by trips)
+    mio_lines: dict[int, int] = field(default_factory=dict)  # what each line's PTX takes of the memory-I/O pipe, in
+    # wavefronts (a shared access's bank conflicts, ir/banks.py) and one per shuffle or barrier
 
     @classmethod
     def of(cls, ctx) -> "KernelFacts":
@@ -521,12 +526,15 @@ class KernelFacts:
         access_bits: dict[int, float] = {}
         widest: dict[int, int] = {}
         if ctx.artifacts.asm.get("ptx") and not ctx.hip:  # AMDGCN has no widths here
+            from ..ir.banks import shared_wavefronts
+
+            waves = shared_wavefronts(ctx.ptx.instrs)  # a shared access's wavefronts, its bank conflicts included
             for i in ctx.ptx.kernel_instrs():
                 ln = i.loc.line if i.loc is not None else 0
                 instr_lines[ln] = instr_lines.get(ln, 0) + 1
                 if i.kind in ("ld.shared", "st.shared", "bar") or i.opcode.startswith("shfl") or \
                         (i.kind in ("atom", "red") and ".shared" in i.opcode):
-                    mio_lines[ln] = mio_lines.get(ln, 0) + 1
+                    mio_lines[ln] = mio_lines.get(ln, 0) + waves.get(i.ir_line, 1)
                 if i.kind in ("ld.global", "st.global", "cp.async") and ln and i.bits:
                     access_bits[ln] = access_bits.get(ln, 0.0) + i.bits
                     widest[ln] = max(widest.get(ln, 0), i.bits)
@@ -548,7 +556,31 @@ class KernelFacts:
         return cls(fn, kernel_loops(fn), occ["blocks"] if occ and occ.get("blocks") else 1, n_threads,
                    max(1, n_threads // max(1, gpu.warp_size)), in_flight, dots, converts, spill, spill_lines,
                    instr_lines, access_bits, narrow, tiles, counts, fma_lines,
-                   async_in_flight if async_in_loop else 0.0, shared_lines, kernel_class(counts), mio_lines)
+                   async_in_flight if async_in_loop else 0.0, shared_lines, kernel_class(counts),
+                   set(instr_lines) - _ptx_looped_lines(ctx) if instr_lines else set(), mio_lines)
+
+
+_LABEL = re.compile(r"^\s*(\$[\w$]+):", re.M)
+
+
+def _ptx_looped_lines(ctx) -> set[int]:
+    """Source lines with a PTX instruction inside a loop of the PTX (between a label and a branch back to it). A
+    loop of the IR that LLVM unrolled (a constant trip count: `tl.static_range`, a `tl.range` of two trips) has no
+    loop left in the PTX: its copies are all there, each run once."""
+    text = ctx.artifacts.asm.get("ptx") or ""
+    labels: dict[str, int] = {}
+    for m in _LABEL.finditer(text):
+        labels.setdefault(m.group(1), text.count("\n", 0, m.start()) + 1)
+    regions = []
+    for i in ctx.ptx.instrs:
+        if i.opcode.startswith("bra"):
+            target = i.text.split()[-1].strip() if i.text.split() else ""
+            if labels.get(target, i.ir_line + 1) <= i.ir_line:
+                regions.append((labels[target], i.ir_line))
+    if not regions:
+        return set()
+    return {i.loc.line for i in ctx.ptx.kernel_instrs()
+            if i.loc is not None and any(a <= i.ir_line <= b for a, b in regions)}
 
 
 def _ir_counts(ctx):
@@ -672,8 +704,13 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
     convert = sum(b * trips(ln) for ln, b in k.converts
                   if k.shared_lines is None or ln in k.shared_lines) * programs
     # instructions: the PTX of each source line, run as often as the loops around it, by every warp of every program
-    warp_instrs = float(sum(n * trips(ln) for ln, n in k.instr_lines.items())) * k.warps * programs
-    mio = float(sum(n * trips(ln) for ln, n in k.mio_lines.items())) * k.warps * programs
+    # what the PTX counts: a line's PTX runs as often as the loops around it that the PTX still has (an unrolled
+    # loop's copies are all in the PTX already)
+    def ptx_trips(line: int) -> float:
+        return 1 if line in k.straight_lines else trips(line)
+
+    warp_instrs = float(sum(n * ptx_trips(ln) for ln, n in k.instr_lines.items())) * k.warps * programs
+    mio = float(sum(n * ptx_trips(ln) for ln, n in k.mio_lines.items())) * k.warps * programs
 
     overlap = pipeline_overlap(ctx, k, ir_trips, programs) if tc_flops else 1.0
     pipelined = k.async_in_flight > 0

@@ -29,6 +29,7 @@ class PtxInstr:
     predicated: bool = False
     inline_asm: bool = False  # inside `// begin inline asm` ... `// end inline asm`
     inner_loc: SrcLoc | None = None  # innermost frame in the kernel's file (inside an inlined helper)
+    guard: str = ""  # the predicate of a predicated instruction (`%p1`, `!%p2`)
 
     @property
     def likely_library(self) -> bool:
@@ -275,17 +276,19 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
             if not stmt or stmt[0] in ".$}" or stmt.endswith(":"):
                 continue
             predicated = stmt.startswith("@")
+            guard = ""
             if predicated:
                 sp = stmt.find(" ")
                 if sp < 0:
                     continue
+                guard = stmt[1:sp]
                 stmt = stmt[sp + 1 :].lstrip()
             opcode, _, operands = stmt.partition(" ")
             if not opcode or not opcode[0].isalpha():
                 continue
             parts, kind, bits, vec = _opcode_info(opcode, operands)
             instrs.append(PtxInstr(n, opcode, stmt, loc, kind, bits, vec, parts[1:], func, is_entry,
-                                   predicated, in_asm, inner))
+                                   predicated, in_asm, inner, guard))
             if loc is not None:
                 linemap.ir_to_src[n] = loc
     return PtxModule(instrs, files, linemap, entries, funcs)
