@@ -48,7 +48,12 @@ def hostile_workspace(tmp_path):
     (ws / "keys").symlink_to(home / ".ssh")
     (ws / "pkg").mkdir()
     (ws / "pkg" / "cfg").symlink_to(ws / ".git" / "config")
-    targets = [ws / ".git" / "config", home / ".ssh" / "id_x", ws / ".env", ws / "keys" / "id_x", ws / "pkg" / "cfg"]
+    nested = ws / "third_party" / "cutlass" / ".git"  # a repository checked out inside the workspace
+    nested.mkdir(parents=True)
+    (nested / "config").write_text(f'[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic {TOKEN}\n')
+    (ws / "third_party" / "cutlass" / "README").write_text("cutlass\n")
+    targets = [ws / ".git" / "config", home / ".ssh" / "id_x", ws / ".env", ws / "keys" / "id_x", ws / "pkg" / "cfg",
+               nested / "config"]
     (ws / "leak.py").write_text(textwrap.dedent(f'''\
         import os
         seen = []
@@ -83,8 +88,8 @@ def test_module_code_reads_neither_git_config_nor_keys_nor_dotfiles(confined, tm
     done = check(ws, home, path, "json", cache)
     findings = json.loads(done.stdout)
     messages = " ".join(f["message"] for f in findings)
-    assert "read: PermissionError | PermissionError | PermissionError | PermissionError | PermissionError" \
-           in messages, (findings, done.stderr)
+    assert "read: PermissionError | PermissionError | PermissionError | PermissionError | PermissionError | " \
+           "PermissionError |" in messages, (findings, done.stderr)
     assert "[project]" in messages  # the import ran, and read the workspace's own file
     sarif = check(ws, home, path, "sarif", cache)
     assert json.loads(sarif.stdout)["runs"][0]["results"], sarif.stdout
@@ -112,8 +117,11 @@ def test_reads_are_the_interpreter_the_import_roots_and_the_workspace_without_do
     real = os.path.realpath
     assert {real(ws / "leak.py"), real(ws / "pkg"), real(ws / "k.py")} <= set(trees)
     assert real(ws) in listings and real(tmp_path) in listings  # listed, not read whole
-    for closed in (ws / ".git", ws / ".env", ws / "keys", ws, tmp_path):
+    for closed in (ws / ".git", ws / ".env", ws / "keys", ws, tmp_path, ws / "third_party",
+                   ws / "third_party" / "cutlass", ws / "third_party" / "cutlass" / ".git"):
         assert real(closed) not in trees, closed
+    # a repository checked out below the top level: walked, its files read, its `.git` closed
+    assert real(ws / "third_party" / "cutlass" / "README") in trees and real(ws / "third_party") in listings
     # an import root of the user's (PYTHONPATH=~) is read without its top-level dotfiles too
     trees, listings = read_rules([], [str(home)])
     assert real(home) in listings and not any(t.startswith(real(home)) for t in trees), trees

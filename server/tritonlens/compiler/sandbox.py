@@ -228,6 +228,29 @@ def within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+NESTED_REPO_DEPTH = 3  # folders below a workspace's top-level entry searched for a checked-out repository's `.git`
+NESTED_REPO_LISTINGS = 4000  # folder listings that search may take, per worker start (then it reads the rest whole)
+
+
+def _holds_repository(path: str, depth: int, budget: list[int]) -> bool:
+    """Whether a `.git` is in `path` or in a folder at most `depth` levels below it (dotted folders and links not
+    entered), within `budget` listings."""
+    if budget[0] <= 0:
+        return False
+    budget[0] -= 1
+    names = _listdir(path)
+    if ".git" in names:
+        return True
+    if depth <= 0:
+        return False
+    for name in names[:_MAX_LISTED]:
+        sub = os.path.join(path, name)
+        if not name.startswith(".") and not os.path.islink(sub) and os.path.isdir(sub) \
+                and _holds_repository(sub, depth - 1, budget):
+            return True
+    return False
+
+
 def read_rules(workspaces: list[str], import_roots: list[str], gpu: bool = False) -> tuple[list[str], list[str]]:
     """(trees, listings): the folders and files a confined process may read whole, and the folders it may only list.
 
@@ -235,8 +258,8 @@ def read_rules(workspaces: list[str], import_roots: list[str], gpu: bool = False
     roots inside them (site-packages), SYSTEM_READS — are read whole. Every other root — a workspace, an import root
     of the user's (PYTHONPATH, an editable install, tritonlens's own checkout) — is read without its dotfiles:
     Landlock grants trees and cannot take one out, so such a root gets a listing rule and one rule per top-level
-    entry that is not a dotfile (`.git`, `.env`, `.ssh` stay closed), and a folder on the way to another such root
-    is walked the same way. An entry that is a symbolic link gets no rule (reads through it reach only what other
+    entry that is not a dotfile (`.git`, `.env`, `.ssh` stay closed), and a folder on the way to another such root,
+    or holding a checked-out repository (a `.git` up to NESTED_REPO_DEPTH folders down), is walked the same way. An entry that is a symbolic link gets no rule (reads through it reach only what other
     rules allow: a committed `notes -> ~/.ssh` stays closed)."""
     real = os.path.realpath
     prefixes = [real(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, venv_prefix()}
@@ -253,6 +276,7 @@ def read_rules(workspaces: list[str], import_roots: list[str], gpu: bool = False
     trees: list[str] = []
     listings: list[str] = []
     seen: set[str] = set()
+    budget = [NESTED_REPO_LISTINGS]
 
     def visit(folder: str) -> None:
         if folder in seen or not os.path.isdir(folder):
@@ -268,6 +292,8 @@ def read_rules(workspaces: list[str], import_roots: list[str], gpu: bool = False
                 continue
             if any(within(h, path) for h in hidden_free):
                 visit(path)  # on the way to (or itself) another root whose dotfiles stay closed
+            elif os.path.isdir(path) and _holds_repository(path, NESTED_REPO_DEPTH, budget):
+                visit(path)  # a checked-out repository inside: walked the same way, its `.git` stays closed
             else:
                 trees.append(path)
 
