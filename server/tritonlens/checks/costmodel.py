@@ -630,7 +630,8 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
     env = launch_env(ctx, launch)
     # the contents of small integer tensors the capture kept: loop bounds the kernel loads from them (expert offsets)
     data = {name: a["tensor"]["values"] for name, a in (launch.get("args") or {}).items()
-            if isinstance(a, dict) and isinstance(a.get("tensor"), dict) and isinstance(a["tensor"].get("values"), list)}
+            if isinstance(a, dict) and isinstance(a.get("tensor"), dict)
+            and isinstance(a["tensor"].get("values"), list)}
     ir_trips = k.counts.trips(env, [int(g) for g in launch.get("grid") or []], data) if k.counts is not None else None
     by_line = k.counts.line_trips(ir_trips) if ir_trips is not None else {}
 

@@ -259,8 +259,9 @@ def read_rules(workspaces: list[str], import_roots: list[str], gpu: bool = False
     of the user's (PYTHONPATH, an editable install, tritonlens's own checkout) — is read without its dotfiles:
     Landlock grants trees and cannot take one out, so such a root gets a listing rule and one rule per top-level
     entry that is not a dotfile (`.git`, `.env`, `.ssh` stay closed), and a folder on the way to another such root,
-    or holding a checked-out repository (a `.git` up to NESTED_REPO_DEPTH folders down), is walked the same way. An entry that is a symbolic link gets no rule (reads through it reach only what other
-    rules allow: a committed `notes -> ~/.ssh` stays closed)."""
+    or holding a checked-out repository (a `.git` up to NESTED_REPO_DEPTH folders down), is walked the same way. An
+    entry that is a symbolic link gets no rule (reads through it reach only what other rules allow: a committed
+    `notes -> ~/.ssh` stays closed)."""
     real = os.path.realpath
     prefixes = [real(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, venv_prefix()}
                 if p]

@@ -422,10 +422,11 @@ _REFUSED = (errno.EACCES, errno.EPERM)
 
 
 def sandbox_refusal(exc: BaseException) -> str | None:
-    """What the sandbox refused (the file or program, and the error), when `exc` (or what it was raised from) is a refused file access, program
-    start or system call in a confined worker; None otherwise. Such a failure is tritonlens's limit (model.
-    OWN_FAILURES), not the kernel's error: Triton's own tools and a real library's import-time needs must work
-    confined, and when one does not, the sandbox is what to fix (or to turn off for a trusted repository)."""
+    """What the sandbox refused (the file or program, and the error), when `exc` (or what it was raised from) is a
+    refused file access, program start or system call in a confined worker; None otherwise. Such a failure is
+    tritonlens's limit (model.OWN_FAILURES), not the kernel's error: Triton's own tools and a real library's
+    import-time needs must work confined, and when one does not, the sandbox is what to fix (or to turn off for a
+    trusted repository)."""
     from . import sandbox
 
     state = sandbox.STATE or {}

@@ -200,9 +200,10 @@ class IrCounts:
               data: dict[str, list[int]] | None = None) -> Trips:
         """Evaluate every loop's trip count for a launch: `args` the kernel's scalar arguments by name, `grid` the
         launch's grid, `data` the contents of small integer tensor arguments the capture kept (a bound loaded from
-        memory, an MoE kernel's expert offsets, is then known). A bound that depends on the program id is evaluated for up to MAX_SAMPLES programs per axis
-        (spread over the grid) and averaged; one that depends on an enclosing loop's variable, over up to
-        MAX_SAMPLES of that loop's iterations."""
+        memory, an MoE kernel's expert offsets, is then known). A bound that depends on the program id is evaluated
+        for up to MAX_SAMPLES programs per axis (spread over the grid) and averaged; one that depends on an enclosing
+        loop's variable, over up to MAX_SAMPLES of that loop's iterations, and one that depends on a value the loop
+        carries, over every iteration in order (up to MAX_CARRIED_TRIPS)."""
         grid3 = [max(1, int(g)) for g in (list(grid) + [1, 1, 1])[:3]]
         deps = self._deps()
         children: dict[int | None, list[Loop]] = {}
