@@ -241,7 +241,7 @@ def _dims(dims: Any, most: int = 8) -> list[int] | None:
     return None
 
 
-_MAX_INDEX_VALUES = 512
+_MAX_INDEX_VALUES = 512  # the most a capture keeps of an integer tensor (gpu/capture_record.MAX_INDEX_VALUES)
 
 
 def _clean_tensor(t: dict[str, Any]) -> dict[str, Any]:

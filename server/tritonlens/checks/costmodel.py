@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import ast
 import math
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -216,8 +215,7 @@ class Cost:
     @property
     def issue_us(self) -> float:
         rate = PTX_PER_CLOCK * self.gpu.clock_mhz * 1e6 * self.gpu.sms
-        busy = min(1.0, self.concurrent / max(1, self.gpu.sms))  # an idle SM issues nothing
-        return self.warp_instrs / (rate * busy) * 1e6 if rate else 0.0
+        return self.warp_instrs / (rate * self.sm_share) * 1e6 if rate else 0.0  # an idle SM issues nothing
 
     @property
     def mio_us(self) -> float:
@@ -225,8 +223,7 @@ class Cost:
         gather-and-reduce kernel whose cross-warp reductions store 16 words apart waits here (measured on an H200:
         L1/TEX throughput at 93%, DRAM at 5%, 8 wavefronts a shared instruction)."""
         rate = MIO_PER_CLOCK * self.gpu.clock_mhz * 1e6 * self.gpu.sms
-        busy = min(1.0, self.concurrent / max(1, self.gpu.sms))
-        return self.mio_instrs / (rate * busy) * 1e6 if rate and self.mio_instrs else 0.0
+        return self.mio_instrs / (rate * self.sm_share) * 1e6 if rate and self.mio_instrs else 0.0
 
     @property
     def spill_us(self) -> float:
@@ -557,30 +554,7 @@ class KernelFacts:
                    max(1, n_threads // max(1, gpu.warp_size)), in_flight, dots, converts, spill, spill_lines,
                    instr_lines, access_bits, narrow, tiles, counts, fma_lines,
                    async_in_flight if async_in_loop else 0.0, shared_lines, kernel_class(counts),
-                   set(instr_lines) - _ptx_looped_lines(ctx) if instr_lines else set(), mio_lines)
-
-
-_LABEL = re.compile(r"^\s*(\$[\w$]+):", re.M)
-
-
-def _ptx_looped_lines(ctx) -> set[int]:
-    """Source lines with a PTX instruction inside a loop of the PTX (between a label and a branch back to it). A
-    loop of the IR that LLVM unrolled (a constant trip count: `tl.static_range`, a `tl.range` of two trips) has no
-    loop left in the PTX: its copies are all there, each run once."""
-    text = ctx.artifacts.asm.get("ptx") or ""
-    labels: dict[str, int] = {}
-    for m in _LABEL.finditer(text):
-        labels.setdefault(m.group(1), text.count("\n", 0, m.start()) + 1)
-    regions = []
-    for i in ctx.ptx.instrs:
-        if i.opcode.startswith("bra"):
-            target = i.text.split()[-1].strip() if i.text.split() else ""
-            if labels.get(target, i.ir_line + 1) <= i.ir_line:
-                regions.append((labels[target], i.ir_line))
-    if not regions:
-        return set()
-    return {i.loc.line for i in ctx.ptx.kernel_instrs()
-            if i.loc is not None and any(a <= i.ir_line <= b for a, b in regions)}
+                   set(instr_lines) - ctx.ptx.looped_lines() if instr_lines else set(), mio_lines)
 
 
 def _ir_counts(ctx):
@@ -704,9 +678,8 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
     # a conversion whose line's PTX never goes through shared memory permutes registers: it costs nothing here
     convert = sum(b * trips(ln) for ln, b in k.converts
                   if k.shared_lines is None or ln in k.shared_lines) * programs
-    # instructions: the PTX of each source line, run as often as the loops around it, by every warp of every program
-    # what the PTX counts: a line's PTX runs as often as the loops around it that the PTX still has (an unrolled
-    # loop's copies are all in the PTX already)
+    # instructions and the memory-I/O pipe's wavefronts: the PTX of each source line, run by every warp of every program
+    # as often as the loops around it that the PTX still has (an unrolled loop's copies are all in the PTX already)
     def ptx_trips(line: int) -> float:
         return 1 if line in k.straight_lines else trips(line)
 

@@ -273,10 +273,10 @@ def prepare_replay(job: dict[str, Any], torch: Any) -> Any:
         rec = launch["args"].get(name)
         if cap["signature"].get(name) == "constexpr" and name in cap.get("constants", {}):
             kwargs[name] = _constant(cap["constants"][name])
+        elif isinstance(rec, dict) and "descriptor" in rec:  # before "tensor": a read capture has both (model.py)
+            kwargs[name] = _synth_descriptor(torch, rec["descriptor"], gen)
         elif isinstance(rec, dict) and "tensor" in rec:
             kwargs[name] = _synth_tensor(torch, rec["tensor"], gen)
-        elif isinstance(rec, dict) and "descriptor" in rec:
-            kwargs[name] = _synth_descriptor(torch, rec["descriptor"], gen)
         elif isinstance(rec, dict) and "value" in rec:
             kwargs[name] = rec["value"]
     opts = {k: v for k, v in cap.get("options", {}).items() if k in ("num_warps", "num_stages", "num_ctas", "maxnreg")}

@@ -46,9 +46,23 @@ class PtxModule:
     linemap: LineMap
     entries: list[str] = field(default_factory=list)  # kernel entry names
     funcs: list[str] = field(default_factory=list)  # non-entry function names
+    labels: dict[str, int] = field(default_factory=dict)  # branch label -> its PTX line
 
     def kernel_instrs(self) -> list[PtxInstr]:
         return [i for i in self.instrs if i.is_entry]
+
+    def looped_lines(self) -> set[int]:
+        """Source lines of the entry's instructions inside a loop of the PTX (between a label and a branch back to
+        it). A loop of the IR that LLVM unrolled (a constant trip count: `tl.static_range`, a two-trip `tl.range`)
+        has no loop left here: its copies are all in the PTX, each run once."""
+        regions = []
+        for i in self.instrs:
+            if i.opcode.startswith("bra"):
+                start = self.labels.get(i.text.split()[-1])
+                if start is not None and start <= i.ir_line:
+                    regions.append((start, i.ir_line))
+        return {i.loc.line for i in self.kernel_instrs()
+                if i.loc is not None and any(a <= i.ir_line <= b for a, b in regions)} if regions else set()
 
 
 def _classify(parts: list[str]) -> str:
@@ -201,6 +215,7 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
     linemap = LineMap("ptx")
     entries: list[str] = []
     funcs: list[str] = []
+    labels: dict[str, int] = {}
     depth = 0
     pending: tuple[str, bool] | None = None
     func, is_entry = "", True
@@ -273,6 +288,8 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
             stmts = code.split(";")
         for stmt in stmts:
             stmt = stmt.strip().lstrip("{}").strip()
+            if stmt.startswith("$") and stmt.endswith(":"):
+                labels.setdefault(stmt[:-1], n)
             if not stmt or stmt[0] in ".$}" or stmt.endswith(":"):
                 continue
             predicated = stmt.startswith("@")
@@ -291,4 +308,4 @@ def parse_ptx(text: str, kernel_file: str | None = None) -> PtxModule:
                                    predicated, in_asm, inner, guard))
             if loc is not None:
                 linemap.ir_to_src[n] = loc
-    return PtxModule(instrs, files, linemap, entries, funcs)
+    return PtxModule(instrs, files, linemap, entries, funcs, labels)

@@ -12,25 +12,18 @@ from ..checks.costmodel import tensor_bytes
 from ..checks.verdict import measure
 from ..units import fmt_bytes, fmt_us
 from ..device import virtual_gpu
+from ..model import clean_launch
 from ..sidecar import BENCH, sidecar_path
 
 
 
 # ---------------------------------------------------------------- what a launch moves
 def launch_bytes(capture: dict[str, Any]) -> int:
-    """Bytes the tensors of a capture's launch hold, tensor descriptors' base tensors included: its most launched one
-    when it kept its distribution (captures.fold_captures)."""
-    args = (capture.get("launch") or {}).get("args") or {}
-    total = 0
-    for a in args.values():
-        if not isinstance(a, dict):
-            continue
-        t = a.get("tensor")
-        if not isinstance(t, dict) and isinstance(a.get("descriptor"), dict):
-            t = a["descriptor"].get("base")  # a host tensor descriptor: the tensor it addresses
-        if isinstance(t, dict):
-            total += tensor_bytes(t)
-    return total
+    """Bytes the tensors of a capture's launch hold, read as the cost model reads them (model.clean_launch: a host
+    tensor descriptor as the tensor it addresses): its most launched one when it kept its distribution
+    (captures.fold_captures)."""
+    args = (clean_launch(capture.get("launch")) or {}).get("args") or {}
+    return sum(tensor_bytes(a["tensor"]) for a in args.values() if "tensor" in a)
 
 
 def static_floor_us(nbytes: int, gpu: virtual_gpu.GpuModel) -> float:
@@ -104,8 +97,7 @@ def cost_text(spec: Any, measured: dict[str, dict[str, Any]], gpu: virtual_gpu.G
     records = getattr(spec, "launch_records", None) or []
     if gpu is None or not records:
         return ""
-    nbytes = sum(tensor_bytes(a["tensor"]) for a in (records[0].get("args") or {}).values()
-                 if isinstance(a, dict) and isinstance(a.get("tensor"), dict))
+    nbytes = launch_bytes({"launch": records[0]})
     if not nbytes:
         return ""
     if brief:
