@@ -67,6 +67,10 @@ def test_urgent_jobs_jump_the_queue_without_dropping_the_others(tmp_path):
     finished: list[str] = []
     with CompileService(max_workers=1) as service:
         futures = {"slow": service.submit(job("import time; time.sleep(2)"))}
+        deadline = time.monotonic() + 120
+        while not futures["slow"].running() and not futures["slow"].done() and time.monotonic() < deadline:
+            time.sleep(0.01)  # the worker has taken the slow job: what follows waits in the queue
+        assert futures["slow"].running(), "the slow job never started"
         futures.update({name: service.submit(job()) for name in ("save1", "save2")})
         other: list[CompileJob] = []
         with urgent():
