@@ -70,7 +70,9 @@ def rows_of(name: str, reports) -> list[dict]:
                                 "grid": lc.get("grid"), "est_us": lc["est_us"], "measured_us": measured,
                                 "bound": lc.get("bound"), "confidence": lc.get("confidence"),
                                 "parts": {k: lc.get(k) for k in ("memory_us", "dot_us", "issue_us", "program_us",
-                                                                 "spill_us", "convert_us") if k in lc}})
+                                                                 "spill_us", "convert_us", "tile_us", "mio_us")
+                                          if k in lc},
+                                "programs": lc.get("programs"), "concurrent": lc.get("concurrent")})
     return out
 
 

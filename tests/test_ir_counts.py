@@ -212,3 +212,35 @@ def test_a_dot_on_another_dots_result_is_chained_two_independent_dots_are_not(st
     attn = _compile(tiny_attention, sig, {"BM": 64, "BN": 64, "D": 64}, stage)
     assert [d.chained for d in attn.dots] == [False, True]
     assert kernel_class(attn) == "attention"
+
+
+@triton.jit
+def branches(x_ptr, y_ptr, out_ptr, n, ignore, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    label = tl.load(y_ptr + row)
+    if label == ignore:
+        tl.store(out_ptr + row * BLOCK + offs, tl.zeros([BLOCK], tl.float32))
+        return
+    if label > 0:
+        x = tl.load(x_ptr + row * BLOCK + offs)
+    else:
+        x = tl.load(x_ptr + (row + n) * BLOCK + offs) * 2.0
+    tl.store(out_ptr + row * BLOCK + offs, x)
+
+
+@pytest.mark.parametrize("stage", ["ttir", "ttgir"])
+def test_alternatives_a_program_takes_one_of_count_their_largest(stage):
+    """An early `return` splits the body into CFG blocks (`cf.cond_br`), an if/else into the arms of an `scf.if`:
+    one program runs one of each, so the most it moves is the heavier side, not the sum."""
+    c = _compile(branches, {"x_ptr": "*fp32", "y_ptr": "*i64", "out_ptr": "*fp32", "n": "i32", "ignore": "i32",
+                            "BLOCK": "constexpr"}, {"BLOCK": 256}, stage)
+    tiles = [a for a in c.accesses if a.elems == 256]
+    stores = [a for a in tiles if a.kind == "store"]
+    loads = [a for a in tiles if a.kind == "load"]
+    assert len(stores) == 2 and len(loads) == 2, c.accesses
+    assert len({a.block for a in stores}) == 2  # the ignored row's block and the main one
+    assert {a.arms[-1][1] for a in loads} == {0, 1} and len({a.arms[-1][0] for a in loads}) == 1  # one if, two arms
+    items = [((a.line, a.col), a.bytes) for a in tiles]
+    assert c.most_on_one_path(items) == 2 * 1024  # one load and the main path's store, 1 KB each
+    assert sum(w for _, w in items) == 4 * 1024

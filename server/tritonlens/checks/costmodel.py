@@ -21,8 +21,10 @@ a trip's dots and instructions run while they are in flight).
   what makes small tiles slow at large shapes (a 64×32 tile moves 5× the bytes of a 128×256 one), which the DRAM
   traffic, counted once per tensor, cannot see.
 
-- memory time: each tensor's footprint once per access that walks it (at most its footprint: programs re-reading the
-  same data hit L2), a second pass over what the running programs just read at L2's bandwidth when it fits there
+- memory time: each tensor's footprint once per pass that walks it — the accesses of one loop (and arm) of the
+  kernel, at most its footprint (programs re-reading the same data hit L2; a gated GEMM's gate and up halves of one
+  weight are one pass); of alternatives a program takes one of (an early `return`, the arms of an `if`), the
+  largest; a second pass over what the running programs just read at L2's bandwidth when it fits there
   (L2_BW, L2_FIT), the bytes an uncoalesced access walks (LAUNCH003) times its sectors per byte used, at the DRAM
   bandwidth the access width reaches (EFF_WIDE / EFF_NARROW of the peak) — or at what the grid's programs can keep
   in flight, when fewer than the GPU needs are running: each program moves `in_flight` bytes per loop trip and waits
@@ -630,12 +632,24 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
             inflation[acc.pointer] = max(inflation.get(acc.pointer, 1.0), acc.inflation)
     # Each tensor moves its footprint once per access that walks it (a second pass over a row in a loop reads it
     # again), and at most that: programs re-reading the same data (a weight vector per row) hit L2.
+    # Alternatives a program takes one of (an early return's row zeroing and the row's real passes) count their
+    # largest.
+    def one_path(items: list[tuple[tuple[int, int], float]]) -> float:
+        return k.counts.most_on_one_path(items) if k.counts is not None else sum(w for _, w in items)
+
+    # A pass over a tensor is what the accesses of one loop (and arm) move of it, at most its footprint: a gated
+    # GEMM's gate and up tiles are two halves of one weight in one pass, a norm's second loop over the row another.
     traffic = {p: float(b) for p, b in bytes_of.items()}
-    walked: dict[str, float] = {}
-    for line, p, tile in _accesses(ctx, k, bytes_of):
-        walked[p] = walked.get(p, 0.0) + min(tile * trips(line) * programs, float(bytes_of[p]))
+    passes: dict[str, dict[tuple, list]] = {}
+    accesses = _accesses(ctx, k, bytes_of)
+    for line, col, p, tile in accesses:
+        where = k.counts.placement((line, col)) if k.counts is not None else None
+        one = passes.setdefault(p, {}).setdefault(where or (line, col), [(line, col), 0.0])  # unplaced: its own
+        one[1] += tile * trips(line) * programs
+    walked = {p: one_path([(pos, min(w, float(bytes_of[p]))) for pos, w in groups.values()])
+              for p, groups in passes.items()}
     # what the programs' tiles move between L2 and the SMs, each program's re-reads included
-    tile_bytes = sum(tile * trips(line) * programs for line, _, tile in _accesses(ctx, k, bytes_of, spread=True))
+    tile_bytes = one_path([((line, col), tile * trips(line) * programs) for line, col, _, tile in accesses])
     for p, w in walked.items():
         traffic[p] = max(traffic[p], w)
     # An uncoalesced access fetches whole sectors for the bytes it reads: the bytes it walks times its inflation (a
@@ -773,11 +787,12 @@ def mean_launch_us(metrics: dict[str, Any]) -> float | None:
     return sum(w * t for w, t in pairs) / n if n else None
 
 
-def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any], spread: bool = False) -> list[tuple[int, str, float]]:
-    """(line, the tensor argument it addresses, bytes of its tile) of each TTGIR global access in the kernel's file
-    whose pointer the kernel's AST traces to a tensor argument of the launch. `spread`: a call spread over lines is
-    found on its pointer's line too (where the IR places it); without it, on the call's first line only (what the
-    DRAM passes were calibrated with)."""
+def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, int, str, float]]:
+    """(line, column, the tensor argument it addresses, bytes of its tile) of each TTGIR global access in the kernel's
+    file whose pointer the kernel's AST traces to a tensor argument of the launch: the call Triton stamped the access
+    with, so that a line of several accesses (`tl.store(o + i, tl.load(x + i) + tl.load(y + i))`) gives each its own
+    tensor; where no call has the stamp, the first call of the line (a call spread over lines is on its pointer's line
+    too, where the IR places it)."""
     from ._common import source_index
 
     if k.fn is None:
@@ -789,10 +804,15 @@ def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any], spread: bool = False
         if isinstance(node, ast.Call) and callee(node) in ("load", "store") and node.args:
             p = pointer_param(node.args[0], pointers, idx)
             if p:
-                # the IR's location of a call spread over lines is its pointer's line
-                for ln in {node.lineno, node.args[0].lineno} if spread else (node.lineno,):
+                for ln in (node.lineno, node.args[0].lineno):
                     by_line.setdefault(ln, p)
-    return [(line, by_line[line], tile) for line, _, _, tile in k.tiles if line in by_line]
+    out = []
+    for line, col, _, tile in k.tiles:
+        site = idx.call_at(line, col, ("load", "store"))
+        p = pointer_param(site.args[0], pointers, idx) if site is not None and site.args else by_line.get(line)
+        if p:
+            out.append((line, col, p, tile))
+    return out
 
 
 # ---------------------------------------------------------------- what each finding's cause costs

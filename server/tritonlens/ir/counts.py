@@ -33,6 +33,9 @@ _ATOMICS = ("tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_reduce", "ttng.asyn
 DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
 _ELEM_BITS = {"i1": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32, "f64": 64,
               "tf32": 32}
+ENTRY = "^bb0"  # the kernel body's first CFG block
+_BLOCK = re.compile(r"^(\^[\w.$-]+)(?:\([^)]*\))?:")
+_BLOCK_REF = re.compile(r"\^[\w.$-]+")
 MAX_SAMPLES = 16  # program ids (per grid axis) or loop iterations an evaluation tries where a bound depends on them
 
 _DEF = re.compile(r"^(%[\w.$-]+)(?::\d+)?\s*=\s*(\"?[\w.]+\"?)\s*(.*)$")
@@ -128,6 +131,9 @@ class Access:
     elems: int  # elements one execution moves (the whole tile, all threads)
     elem: str  # element type name
     line: int = 0
+    col: int = 0  # the source column Triton stamped on it
+    block: str = ENTRY  # the kernel body's CFG block it is in (an early `return` splits the body into blocks)
+    arms: tuple = ()  # (scf.if, arm) of each `scf.if` around it, outermost first: arms of one if exclude each other
 
     @property
     def bytes(self) -> float:
@@ -159,6 +165,41 @@ class IrCounts:
     accesses: list[Access]
     values: dict[str, tuple] = field(default_factory=dict, repr=False)  # SSA scalar -> (op, operands...)
     lines: dict[int, set] = field(default_factory=dict)  # source line -> the loops (None: none) its ops run in
+    successors: dict[str, list] = field(default_factory=dict)  # CFG block -> the blocks it branches to
+
+    def placement(self, pos: tuple[int, int]) -> tuple[str, tuple, int | None] | None:
+        """(CFG block, scf.if arms, loop) of the access Triton stamped at a source (line, column); None when the
+        counts have none there."""
+        where = self.__dict__.get("_placement")
+        if where is None:
+            where = self.__dict__["_placement"] = {}
+            for a in self.accesses:
+                if a.line:
+                    where.setdefault((a.line, a.col), (a.block, a.arms, a.loop))
+        return where.get(pos)
+
+    def most_on_one_path(self, items: list[tuple[tuple[int, int], float]]) -> float:
+        """The most of `items` ((source line, column) of an access, its weight) that one program runs: a program
+        takes one arm of each `scf.if` and one path through the kernel body's blocks (`if y == ignore: ...; return`
+        makes one block that zeroes the row and another that reads it), so alternatives count their largest, not
+        their sum. An item the counts do not place runs on every path; without branches this is the sum."""
+        per_block: dict[str, list] = {}
+        for pos, w in items:
+            block, arms, _ = self.placement(pos) or (ENTRY, (), None)
+            per_block.setdefault(block, []).append((arms, w))
+        value = {b: _arms_most(v) for b, v in per_block.items()}
+        reach: dict[str, float] = {}  # block -> the most a program runs from it on (a back edge is not followed)
+
+        def best(b: str, open_: frozenset) -> float:
+            if b not in reach:
+                nxt = [best(s, open_ | {b}) for s in self.successors.get(b, []) if s not in open_ and s != b]
+                reach[b] = value.get(b, 0.0) + max(nxt, default=0.0)
+            return reach[b]
+
+        most = best(ENTRY, frozenset())
+        if set(value) - set(reach):  # a block the branches read here do not reach: count everything, the safe side
+            return sum(w for _, w in items)
+        return most
 
     def line_trips(self, trips: Trips) -> dict[int, float]:
         """How many times each source line's ops run per program (the most-run of its ops): what per-line costs
@@ -439,17 +480,23 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
     """The loops, dots and global accesses of the public kernel function in a TTIR or TTGIR text. `module`: the
     same text parsed by parse_mlir, to give each its source line."""
     lines_of: dict[int, int] = {}
+    cols_of: dict[int, int] = {}
     src_lines: dict[int, set] = {}
     if module is not None:
         for op in module.ops:
             if op.loc is not None:
                 lines_of[op.ir_line] = op.loc.line
+                cols_of[op.ir_line] = op.loc.col
     args: list[str] = []
     values: dict[str, tuple] = {}
     loops: list[Loop] = []
     dots: list[Dot] = []
     accesses: list[Access] = []
     stack: list[int | None] = []  # per open region: the loop index it belongs to (None: not a loop's body)
+    arms: list[tuple[int, int] | None] = []  # per open region: (scf.if, arm) when it is an arm of an scf.if
+    n_ifs = 0
+    block = ENTRY
+    successors: dict[str, list] = {}
     from_dot: dict[str, int | None] = {}  # SSA value -> the loop of the dot whose result it is computed from
     in_kernel = False
     done = False
@@ -463,6 +510,7 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
             if line.startswith("tt.func public @") or (line.startswith("tt.func @") and not args):
                 in_kernel = True
                 stack = [None]
+                arms = [None]
                 for part in split_top(_arg_list(line), ","):
                     name, _, rest = part.partition(":")
                     ty = re.split(r" \{| loc\(", rest.strip(), maxsplit=1)[0].strip()
@@ -481,12 +529,22 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
         popped = None
         if closes:
             popped = stack.pop() if stack else None
+            arm = arms.pop() if arms else None
             if not stack:
                 done = True
                 continue
             if opens:  # `} else {`, `} do {`: the next region of the same op
                 stack.append(popped)
+                arms.append((arm[0], arm[1] + 1) if arm else None)
             continue
+        if len(stack) == 1:  # the kernel body's own CFG: its blocks and branches
+            bm = _BLOCK.match(body)
+            if bm:
+                block = bm.group(1)
+                continue
+            if body.startswith("cf."):
+                successors.setdefault(block, []).extend(_BLOCK_REF.findall(body))
+                continue
         current = next((x for x in reversed(stack) if x is not None), None)
         if n in lines_of:
             src_lines.setdefault(lines_of[n], set()).add(current)
@@ -500,9 +558,15 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
             loops.append(lp)
             if opens:
                 stack.append(lp.index)
+                arms.append(None)
             continue
         if opens:
             stack.append(None)
+            if " scf.if " in f" {body}":
+                n_ifs += 1
+                arms.append((n_ifs, 0))
+            else:
+                arms.append(None)
         if body.startswith("scf.yield") and stack and stack[-1] is not None and loops[stack[-1]].carried:
             loops[stack[-1]].yields = _SSA.findall(body.split(" : ")[0])  # directly in the loop's body
             continue
@@ -530,7 +594,8 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
             tile = _access_tile(op, _signature(body))
             if tile:
                 kind = "load" if op in _LOADS else "store" if op in _STORES else "atomic"
-                accesses.append(Access(n, op, kind, current, tile[0], tile[1], lines_of.get(n, 0)))
+                accesses.append(Access(n, op, kind, current, tile[0], tile[1], lines_of.get(n, 0), cols_of.get(n, 0),
+                                       block, tuple(a for a in arms if a)))
             continue
         if name is None:
             continue
@@ -558,7 +623,17 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
             ops_ = [o.strip().split(" ")[0] for o in operands.split(",")]
             if all(o.startswith("%") for o in ops_):
                 values[name] = ("op", op, *ops_)
-    return IrCounts(args, loops, dots, accesses, values, src_lines)
+    return IrCounts(args, loops, dots, accesses, values, src_lines, successors)
+
+
+def _arms_most(items: list[tuple[tuple, float]]) -> float:
+    """The most of (arms, weight) items one program runs inside one block: each `scf.if` adds its heaviest arm."""
+    total = sum(w for arms, w in items if not arms)
+    by_if: dict[int, dict[int, list]] = {}
+    for arms, w in items:
+        if arms:
+            by_if.setdefault(arms[0][0], {}).setdefault(arms[0][1], []).append((arms[1:], w))
+    return total + sum(max(_arms_most(v) for v in arm.values()) for arm in by_if.values())
 
 
 def _arg_list(line: str) -> str:
