@@ -145,6 +145,11 @@ def anchor(ctx, line: int, col: int, names: tuple[str, ...] = ()) -> tuple[Span,
     return idx.token_span(line, col), None
 
 
+def stamped_call(ctx, line: int, col: int, names: tuple[str, ...] = ()) -> CallSite | None:
+    """The call whose op Triton stamped at (line, IR col), as `anchor` finds it; None when none is."""
+    return anchor(ctx, line, col, names)[1]
+
+
 def def_span(ctx) -> Span:
     k = ctx.kernel
     return Span(k.def_line, k.col, k.def_line, k.col + 3)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .registry import rule
-from ._common import Span, finding, source_index, threads
+from ._common import Span, finding, source_index, stamped_call, threads
 from .facts import callee, contiguous, eval_int, kernel_def, lane_terms, launch_env, pointer_param, tensor_accesses
 
 SECTOR = 32
@@ -66,15 +66,21 @@ def lane_strides(ctx, launch: dict[str, Any], fn: ast.FunctionDef | None = None,
     if tiles is None:
         tiles = [(a.line, a.col, a.elem_bits, 0.0) for store in (False, True)
                  for a in tensor_accesses(ctx, store).values()]
-    widths = {(line, col): bits // 8 for line, col, bits, _ in tiles if bits >= 8}
+    # each access's element bytes, on the call Triton stamped it with (a call spread over lines is stamped on its
+    # pointer's line); else the first of its line
+    by_call: dict[tuple[int, int], int] = {}
     by_line: dict[int, int] = {}
-    for (line, _), b in widths.items():
-        by_line.setdefault(line, b)
+    for line, col, bits, _ in tiles:
+        if bits >= 8:
+            site = stamped_call(ctx, line, col, tuple(_ACCESS))
+            if site is not None:
+                by_call.setdefault((site.node.lineno, site.node.col_offset), bits // 8)
+            by_line.setdefault(line, bits // 8)
     out: list[LaneStride] = []
     for node in ast.walk(fn):
         if not (isinstance(node, ast.Call) and callee(node) in _ACCESS and node.args):
             continue
-        elem = widths.get((node.lineno, node.col_offset + 1)) or by_line.get(node.lineno)
+        elem = by_call.get((node.lineno, node.col_offset)) or by_line.get(node.lineno) or by_line.get(node.args[0].lineno)
         if not elem:
             continue  # a scalar access, or one the compiler dropped
         ptr = node.args[0]

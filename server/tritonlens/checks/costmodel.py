@@ -793,7 +793,7 @@ def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, i
     with, so that a line of several accesses (`tl.store(o + i, tl.load(x + i) + tl.load(y + i))`) gives each its own
     tensor; where no call has the stamp, the first call of the line (a call spread over lines is on its pointer's line
     too, where the IR places it)."""
-    from ._common import source_index
+    from ._common import source_index, stamped_call
 
     if k.fn is None:
         return []
@@ -808,7 +808,7 @@ def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, i
                     by_line.setdefault(ln, p)
     out = []
     for line, col, _, tile in k.tiles:
-        site = idx.call_at(line, col, ("load", "store"))
+        site = stamped_call(ctx, line, col, ("load", "store"))
         p = pointer_param(site.args[0], pointers, idx) if site is not None and site.args else by_line.get(line)
         if p:
             out.append((line, col, p, tile))
