@@ -80,7 +80,8 @@ def lane_strides(ctx, launch: dict[str, Any], fn: ast.FunctionDef | None = None,
     for node in ast.walk(fn):
         if not (isinstance(node, ast.Call) and callee(node) in _ACCESS and node.args):
             continue
-        elem = by_call.get((node.lineno, node.col_offset)) or by_line.get(node.lineno) or by_line.get(node.args[0].lineno)
+        elem = by_call.get((node.lineno, node.col_offset)) or by_line.get(node.lineno) or \
+            by_line.get(node.args[0].lineno)
         if not elem:
             continue  # a scalar access, or one the compiler dropped
         ptr = node.args[0]
