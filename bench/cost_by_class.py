@@ -51,7 +51,8 @@ def kernel_class(kernel: str, launch: dict) -> str:
             "attention_bwd_dq": "attention-bwd",
             "rms_norm": "norm-rows", "layer_norm_looped": "norm-rows", "softmax_online": "softmax-rows",
             "quant_fp8_row": "quantization", "quant_fp8_group": "quantization", "row_sum": "reduction",
-            "sum_grid_stride": "reduction", "add": "elementwise", "silu_mul": "elementwise"}.get(kernel, kernel)
+            "sum_grid_stride": "reduction", "add": "elementwise", "silu_mul": "elementwise",
+            "row_walk_lanes": "strided", "row_walk_tiles": "strided", "column_walk_lanes": "strided"}.get(kernel, kernel)
 
 
 def rows_of(name: str, reports) -> list[dict]:

@@ -381,3 +381,36 @@ def silu_mul(g_ptr, u_ptr, out_ptr, n, BLOCK: tl.constexpr):
     g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
     u = tl.load(u_ptr + offs, mask=mask).to(tl.float32)
     tl.store(out_ptr + offs, (g * tl.sigmoid(g) * u).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+# ---------------------------------------------------------------- strided lanes (LAUNCH003)
+@triton.jit
+def row_walk_lanes(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """A lane per row, a loop over the row's columns: each warp request touches a sector per lane, and the next
+    trips read the rest of those sectors."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for c in range(0, n_cols):
+        acc += tl.load(x_ptr + rows * n_cols + c, mask=rows < n_rows, other=0.0)
+    tl.store(out_ptr + rows, acc, mask=rows < n_rows)
+
+
+@triton.jit
+def row_walk_tiles(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr, COLS: tl.constexpr):
+    """row_walk_lanes with COLS contiguous columns a lane a trip: whole sectors each request."""
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, COLS), dtype=tl.float32)
+    for c in range(0, n_cols, COLS):
+        cols = c + tl.arange(0, COLS)
+        acc += tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=rows[:, None] < n_rows, other=0.0)
+    tl.store(out_ptr + rows, tl.sum(acc, axis=1), mask=rows < n_rows)
+
+
+@triton.jit
+def column_walk_lanes(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    """A lane per column, a loop over rows: coalesced (the twin of row_walk_lanes)."""
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for r in range(0, n_rows):
+        acc += tl.load(x_ptr + r * n_cols + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + cols, acc, mask=cols < n_cols)

@@ -199,6 +199,24 @@ def elementwise(dev):
     del g, u, out
 
 
+def strided(dev):
+    """Lanes a row apart (LAUNCH003) against whole-sector tiles of the same rows, and the coalesced twin."""
+    for r, c in ((65536, 1024), (262144, 256)):
+        x = torch.randn(r, c, device=dev)
+        out = torch.empty(r, device=dev)
+        timed(f"row_walk_lanes_{r}x{c}", "strided", lambda: s.row_walk_lanes[(triton.cdiv(r, 128),)](
+            x, out, r, c, BLOCK=128, num_warps=4))
+        timed(f"row_walk_tiles_{r}x{c}", "strided", lambda: s.row_walk_tiles[(triton.cdiv(r, 128),)](
+            x, out, r, c, BLOCK=128, COLS=8, num_warps=4))
+        del x, out
+    r, c = 1024, 65536
+    x = torch.randn(r, c, device=dev)
+    out = torch.empty(c, device=dev)
+    timed(f"column_walk_lanes_{r}x{c}", "strided", lambda: s.column_walk_lanes[(triton.cdiv(c, 128),)](
+        x, out, r, c, BLOCK=128, num_warps=4))
+    del x, out
+
+
 def liger(dev, src):
     sys.path.insert(0, src)
     from liger_kernel.ops.cross_entropy import LigerCrossEntropyFunction
@@ -222,7 +240,8 @@ def liger(dev, src):
     timed("liger_cross_entropy_4096x128256", "liger", lambda: LigerCrossEntropyFunction.apply(logits, target, None))
 
 
-PARTS = ("gemms", "split_k", "moe", "attention", "attention_bwd", "rows", "quant", "reductions", "elementwise")
+PARTS = ("gemms", "split_k", "moe", "attention", "attention_bwd", "rows", "quant", "reductions", "elementwise",
+         "strided")
 
 
 def main(out_path, liger_src=None, only=None):

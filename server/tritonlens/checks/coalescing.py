@@ -19,6 +19,7 @@ from ._common import Span, finding, source_index, stamped_call, threads
 from .facts import callee, contiguous, eval_int, kernel_def, lane_terms, launch_env, pointer_param, tensor_accesses
 
 SECTOR = 32
+LINE = 128
 WARP_LANES = 32
 _ACCESS = {"load": 0, "store": 0}  # the pointer is the first argument of both
 
@@ -34,12 +35,26 @@ class LaneStride:
     stride: int  # elements between neighbouring lanes
     elem_bytes: int
     store: bool
+    reuse: int = 1  # trips of the loop around it that read the same sectors (it walks them a few bytes a trip)
+    loop_line: int = 0  # that loop's line
 
     @property
     def sectors(self) -> int:
         """DRAM sectors one warp request touches."""
         span = WARP_LANES * self.stride * self.elem_bytes
         return max(1, min(WARP_LANES, -(-span // SECTOR)))
+
+    @property
+    def lines(self) -> int:
+        """128-byte lines one warp request touches: the wavefronts the L1 takes for it."""
+        span = WARP_LANES * self.stride * self.elem_bytes
+        return max(1, min(WARP_LANES, -(-span // LINE)))
+
+    @property
+    def dram_inflation(self) -> float:
+        """Bytes moved from DRAM per byte used over the loop: the sectors a request fetched serve the next `reuse`
+        trips from L1 (a warp's 32 sectors, 1 KB, stay there while it walks them)."""
+        return max(1.0, self.inflation / self.reuse)
 
     @property
     def useful(self) -> int:
@@ -96,10 +111,72 @@ def lane_strides(ctx, launch: dict[str, Any], fn: ast.FunctionDef | None = None,
         if min(abs(v) for v in strides) <= 1:
             continue
         k = min(range(len(strides)), key=lambda i: abs(strides[i]))
+        reuse, loop_line = _trip_reuse(idx, ptr, loops_around(fn, node), env, elem)
         out.append(LaneStride(node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                               (node.end_col_offset or node.col_offset) + 1, pointer_param(ptr, pointers, idx),
-                              ast.unparse(mults[k]), abs(strides[k]), elem, callee(node) == "store"))
+                              ast.unparse(mults[k]), abs(strides[k]), elem, callee(node) == "store", reuse, loop_line))
     return out
+
+
+def loops_around(fn: ast.AST, node: ast.AST) -> list[ast.For]:
+    """The `for` loops of `fn` whose body holds `node`, innermost first."""
+    out: list[ast.For] = []
+    for loop in ast.walk(fn):
+        if isinstance(loop, ast.For) and loop is not node and any(n is node for n in ast.walk(loop)):
+            out.append(loop)
+    return sorted(out, key=lambda lp: -lp.lineno)
+
+
+def _trip_reuse(idx, ptr: ast.expr, loops: list[ast.For], env: dict[str, int], elem: int) -> tuple[int, int]:
+    """(trips that share a request's sectors, the loop's line): the innermost loop the pointer moves with, when a
+    trip moves it fewer bytes than a sector (`x + rows * n_cols + c` over `for c in range(n_cols)`: 4 B a trip,
+    8 trips a sector); (1, 0) otherwise."""
+    for loop in loops:
+        if not (isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)
+                and callee(loop.iter) in ("range", "static_range") and loop.iter.args):
+            continue
+        coeff = linear_coeff(idx, ptr, loop.target.id, env)
+        if coeff == 0:
+            continue  # the pointer does not move with this loop: look further out
+        step = eval_int(loop.iter.args[2], env) if len(loop.iter.args) > 2 else 1
+        if coeff is None or step is None:
+            return 1, 0
+        moved = abs(coeff * step) * elem
+        return (SECTOR // moved, loop.lineno) if 0 < moved < SECTOR else (1, 0)
+    return 1, 0
+
+
+def linear_coeff(idx, expr: ast.expr, var: str, env: dict[str, int], depth: int = 6) -> int | None:
+    """How many elements `expr` moves when `var` grows by one (0 when it does not depend on it); None when that is not
+    a known integer (a product of two terms that move, a stride the launch does not tell)."""
+    if depth <= 0:
+        return None
+    if isinstance(expr, ast.Name):
+        if expr.id == var:
+            return 1
+        values = idx.assigns.get(expr.id, [])
+        found = {linear_coeff(idx, v, var, env, depth - 1) for v in values[:4]}
+        return 0 if not found else found.pop() if len(found) == 1 else None
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        a, b = linear_coeff(idx, expr.left, var, env, depth), linear_coeff(idx, expr.right, var, env, depth)
+        return None if a is None or b is None else a + b if isinstance(expr.op, ast.Add) else a - b
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        a, b = linear_coeff(idx, expr.left, var, env, depth), linear_coeff(idx, expr.right, var, env, depth)
+        if a == 0 and b == 0:
+            return 0
+        if a is None or b is None or (a and b):
+            return None
+        factor = eval_int(expr.right if a else expr.left, env)
+        return None if factor is None else (a or b) * factor
+    if isinstance(expr, ast.Subscript):
+        return linear_coeff(idx, expr.value, var, env, depth)
+    if isinstance(expr, ast.Call):
+        if callee(expr) in ("multiple_of", "max_contiguous") and expr.args:
+            return linear_coeff(idx, expr.args[0], var, env, depth)
+        if callee(expr) == "arange":
+            return 0
+    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    return 0 if var not in names and not any(var in idx.names_reaching(frozenset({n})) for n in names) else None
 
 
 @rule("LAUNCH003", "uncoalesced-access", "warning", cost_cause="uncoalesced")
@@ -121,6 +198,13 @@ def uncoalesced_access(ctx):
                    f"{acc.inflation:.0f}× the bytes) in the captured launch — make the lanes run along the contiguous "
                    f"axis (index the tile so that the stride-1 index is the fastest, e.g. a block of columns per "
                    f"program and a loop over rows), or transpose the data once")
+        if acc.reuse > 1:
+            message = message.replace(
+                f"({wasted:.0%} of every sector fetched is wasted, {acc.inflation:.0f}× the bytes)",
+                f"({acc.lines} L1 wavefronts where a coalesced request takes 1; the next {acc.reuse - 1} trips of "
+                f"the loop on line {acc.loop_line} read the rest of those sectors from L1, so DRAM moves the bytes "
+                f"about once)")
         data = {"stride": acc.stride, "sectors": acc.sectors, "useful": acc.useful, "inflation": round(acc.inflation, 2),
+                "dram_inflation": round(acc.dram_inflation, 2), "reuse": acc.reuse, "wavefronts": acc.lines,
                 "pointer": acc.pointer, "threads": threads(ctx), "merge_key": f"LAUNCH003:{acc.stride}"}
         yield finding(ctx, Span(acc.line, acc.col, acc.end_line, acc.end_col), "LAUNCH003", message, data=data)

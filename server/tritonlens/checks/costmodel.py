@@ -147,6 +147,8 @@ class Cost:
     mio_instrs: float = 0.0  # wavefronts through the SMs' memory-I/O pipe: shared-memory loads and stores (each as
     # many as its bank conflicts make), shuffles, barriers (a reduction across warps, a layout conversion), per line ×
     # loop trips × warps × programs
+    strided_waves: dict[str, float] = field(default_factory=dict)  # L1 wavefronts of uncoalesced requests, by tensor:
+    # one for each 128-byte line a request touches (coalesced: one a request, not counted)
 
     # ------------------------------------------------ times
     @property
@@ -225,7 +227,8 @@ class Cost:
         gather-and-reduce kernel whose cross-warp reductions store 16 words apart waits here (measured on an H200:
         L1/TEX throughput at 93%, DRAM at 5%, 8 wavefronts a shared instruction)."""
         rate = MIO_PER_CLOCK * self.gpu.clock_mhz * 1e6 * self.gpu.sms
-        return self.mio_instrs / (rate * self.sm_share) * 1e6 if rate and self.mio_instrs else 0.0
+        waves = self.mio_instrs + sum(self.strided_waves.values())
+        return waves / (rate * self.sm_share) * 1e6 if rate and waves else 0.0
 
     @property
     def spill_us(self) -> float:
@@ -319,7 +322,8 @@ class Cost:
         if self.program_us > max(self.memory_us, self.tile_us, self.dot_us, self.issue_us, self.mio_us):
             return "program-bound"
         if self.mio_us > max(self.memory_us, self.tile_us, self.dot_us, self.issue_us):
-            return "shared-memory-bound"
+            # the pipe's wavefronts are mostly uncoalesced global requests: the L1's, not shared memory's
+            return "l1-bound" if sum(self.strided_waves.values()) > self.mio_instrs else "shared-memory-bound"
         if max(self.dot_us, self.issue_us) > max(self.memory_us, self.tile_us):
             return "compute-bound"
         if self.tile_us > self.memory_us:
@@ -340,7 +344,8 @@ class Cost:
                 extra = self.tensor_bytes_of.get(pointer, 0) * (1 - 1 / inflation)
             left = max(0.0, self.dram_bytes - extra)
             return replace(self, dram_bytes=left, narrow_bytes=min(self.narrow_bytes, left),
-                           per_tensor_inflation={k: v for k, v in self.per_tensor_inflation.items() if k != pointer})
+                           per_tensor_inflation={k: v for k, v in self.per_tensor_inflation.items() if k != pointer},
+                           strided_waves={k: v for k, v in self.strided_waves.items() if k != pointer})
         if cause == "grid":
             return replace(self, concurrent=max(self.concurrent, self.gpu.sms * max(1, self.resident)))
         if cause == "spill":
@@ -627,9 +632,10 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
     from .coalescing import lane_strides
 
     inflation: dict[str, float] = {}
-    for acc in lane_strides(ctx, launch, k.fn, k.tiles):
-        if acc.pointer and acc.pointer in bytes_of:
-            inflation[acc.pointer] = max(inflation.get(acc.pointer, 1.0), acc.inflation)
+    strided = [acc for acc in lane_strides(ctx, launch, k.fn, k.tiles) if acc.pointer and acc.pointer in bytes_of]
+    for acc in strided:
+        if acc.dram_inflation > 1:
+            inflation[acc.pointer] = max(inflation.get(acc.pointer, 1.0), acc.dram_inflation)
     # Each tensor moves its footprint once per access that walks it (a second pass over a row in a loop reads it
     # again), and at most that: programs re-reading the same data (a weight vector per row) hit L2.
     # Alternatives a program takes one of (an early return's row zeroing and the row's real passes) count their
@@ -642,14 +648,21 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
     traffic = {p: float(b) for p, b in bytes_of.items()}
     passes: dict[str, dict[tuple, list]] = {}
     accesses = _accesses(ctx, k, bytes_of)
-    for line, col, p, tile in accesses:
+    for line, col, p, tile, _ in accesses:
         where = k.counts.placement((line, col)) if k.counts is not None else None
         one = passes.setdefault(p, {}).setdefault(where or (line, col), [(line, col), 0.0])  # unplaced: its own
         one[1] += tile * trips(line) * programs
     walked = {p: one_path([(pos, min(w, float(bytes_of[p]))) for pos, w in groups.values()])
               for p, groups in passes.items()}
     # what the programs' tiles move between L2 and the SMs, each program's re-reads included
-    tile_bytes = one_path([((line, col), tile * trips(line) * programs) for line, col, _, tile in accesses])
+    tile_bytes = one_path([((line, col), tile * trips(line) * programs) for line, col, _, tile, _ in accesses])
+    # An uncoalesced request takes the L1 a wavefront for each 128-byte line it touches (a coalesced one, one): what
+    # a loop that walks the sectors a few bytes a trip costs, its DRAM traffic being the bytes once.
+    strided_waves: dict[str, float] = {}
+    for acc in strided:
+        moved = sum(tile * trips(line) * programs for line, _, _, tile, at in accesses if at == (acc.line, acc.col))
+        if acc.lines > 1 and moved:
+            strided_waves[acc.pointer] = strided_waves.get(acc.pointer, 0.0) + moved / acc.useful * acc.lines
     for p, w in walked.items():
         traffic[p] = max(traffic[p], w)
     # An uncoalesced access fetches whole sectors for the bytes it reads: the bytes it walks times its inflation (a
@@ -712,7 +725,7 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
                 fma_by_kind=fma_by_kind, pipelined=pipelined, kernel_class=k.kernel_class,
                 unknown_trips=len(ir_trips.unknown) if ir_trips is not None else 0, measured_raw_us=raw,
                 timed=int(launch.get("timed") or 0), overlap=overlap, tile_bytes=tile_bytes,
-                unsized=_unsized(ctx, launch), mio_instrs=mio)
+                unsized=_unsized(ctx, launch), mio_instrs=mio, strided_waves=strided_waves)
 
 
 def _unsized(ctx, launch: dict[str, Any]) -> int:
@@ -787,10 +800,10 @@ def mean_launch_us(metrics: dict[str, Any]) -> float | None:
     return sum(w * t for w, t in pairs) / n if n else None
 
 
-def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, int, str, float]]:
-    """(line, column, the tensor argument it addresses, bytes of its tile) of each TTGIR global access in the kernel's
-    file whose pointer the kernel's AST traces to a tensor argument of the launch: the call Triton stamped the access
-    with, so that a line of several accesses (`tl.store(o + i, tl.load(x + i) + tl.load(y + i))`) gives each its own
+def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, int, str, float, tuple | None]]:
+    """(line, column, the tensor argument it addresses, bytes of its tile, its call's (line, 1-based column)) of each
+    TTGIR global access in the kernel's file whose pointer the kernel's AST traces to a tensor argument of the launch:
+    the call Triton stamped the access with, so that a line of several accesses (`tl.store(o + i, tl.load(x + i) + tl.load(y + i))`) gives each its own
     tensor; where no call has the stamp, the first call of the line (a call spread over lines is on its pointer's line
     too, where the IR places it)."""
     from ._common import source_index, stamped_call
@@ -811,7 +824,7 @@ def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, i
         site = stamped_call(ctx, line, col, ("load", "store"))
         p = pointer_param(site.args[0], pointers, idx) if site is not None and site.args else by_line.get(line)
         if p:
-            out.append((line, col, p, tile))
+            out.append((line, col, p, tile, (site.node.lineno, site.node.col_offset + 1) if site is not None else None))
     return out
 
 
