@@ -13,7 +13,7 @@ from .common import EXIT_ERROR, EXIT_OK, compile_flags, rel, settings_from
 
 PARTS = ("memory_us", "tile_us", "dot_us", "issue_us", "mio_us", "program_us", "spill_us", "convert_us")
 _PART_NAMES = {"memory_us": "memory", "tile_us": "L2 tiles", "dot_us": "dots", "issue_us": "instructions",
-               "mio_us": "shared-memory pipe", "program_us": "programs", "spill_us": "spills",
+               "mio_us": "memory-I/O pipe (shared, L1)", "program_us": "programs", "spill_us": "spills",
                "convert_us": "conversions"}
 
 
