@@ -636,15 +636,15 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
     for acc in strided:
         if acc.dram_inflation > 1:
             inflation[acc.pointer] = max(inflation.get(acc.pointer, 1.0), acc.dram_inflation)
-    # Each tensor moves its footprint once per access that walks it (a second pass over a row in a loop reads it
-    # again), and at most that: programs re-reading the same data (a weight vector per row) hit L2.
     # Alternatives a program takes one of (an early return's row zeroing and the row's real passes) count their
     # largest.
     def one_path(items: list[tuple[tuple[int, int], float]]) -> float:
         return k.counts.most_on_one_path(items) if k.counts is not None else sum(w for _, w in items)
 
-    # A pass over a tensor is what the accesses of one loop (and arm) move of it, at most its footprint: a gated
-    # GEMM's gate and up tiles are two halves of one weight in one pass, a norm's second loop over the row another.
+    # Each tensor moves its footprint once per pass that walks it, and at most that a pass: programs re-reading the
+    # same data (a weight vector per row) hit L2. A pass is what the accesses of one loop (and arm) move of it: a
+    # gated GEMM's gate and up tiles are two halves of one weight in one pass, a norm's second loop over the row
+    # another.
     traffic = {p: float(b) for p, b in bytes_of.items()}
     passes: dict[str, dict[tuple, list]] = {}
     accesses = _accesses(ctx, k, bytes_of)
@@ -803,9 +803,9 @@ def mean_launch_us(metrics: dict[str, Any]) -> float | None:
 def _accesses(ctx, k: KernelFacts, tensors: dict[str, Any]) -> list[tuple[int, int, str, float, tuple | None]]:
     """(line, column, the tensor argument it addresses, bytes of its tile, its call's (line, 1-based column)) of each
     TTGIR global access in the kernel's file whose pointer the kernel's AST traces to a tensor argument of the launch:
-    the call Triton stamped the access with, so that a line of several accesses (`tl.store(o + i, tl.load(x + i) + tl.load(y + i))`) gives each its own
-    tensor; where no call has the stamp, the first call of the line (a call spread over lines is on its pointer's line
-    too, where the IR places it)."""
+    the call Triton stamped the access with, so that a line of several accesses
+    (`tl.store(o + i, tl.load(x + i) + tl.load(y + i))`) gives each its own tensor; where no call has the stamp, the
+    first call of the line (a call spread over lines is on its pointer's line too, where the IR places it)."""
     from ._common import source_index, stamped_call
 
     if k.fn is None:
