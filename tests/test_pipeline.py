@@ -109,6 +109,13 @@ def test_jit_function_that_returns_a_value_is_a_helper_even_when_unused(checker,
             return tl.where(x >= 0, x, 0.01 * x)
 
 
+        @triton.jit
+        def gather(src, index, axis, _builder=None):
+            """A fallback for a Triton without tl.gather, as flash-linear-attention writes it: `return None` (which
+            Triton refuses in a kernel) says it is a device function."""
+            return None
+
+
         # tritonlens: BLOCK=64
         @triton.jit
         def relu_kernel(x_ptr, BLOCK: tl.constexpr):

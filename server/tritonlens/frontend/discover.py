@@ -316,14 +316,15 @@ def _apply_wrappers(scope: ModuleScope, k: KernelInfo, wrappers: list[tuple[str,
 
 
 def _returns_value(fn: ast.FunctionDef) -> bool:
-    """Whether the function's own body (not nested defs or lambdas) has `return <value>`."""
+    """Whether the function's own body (not nested defs or lambdas) has `return <value>`. A written-out `return None`
+    counts: Triton refuses it in a kernel ("cannot convert None to tensor"), so only a device function has it (a
+    fallback helper that returns nothing); a bare `return` is a kernel's early exit."""
     todo: list[ast.AST] = list(fn.body)
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        if isinstance(node, ast.Return) and node.value is not None and not (
-                isinstance(node.value, ast.Constant) and node.value.value is None):
+        if isinstance(node, ast.Return) and node.value is not None:
             return True
         todo.extend(ast.iter_child_nodes(node))
     return False
