@@ -157,6 +157,34 @@ def test_float_scalars_at_a_launch_site_are_fp32():
     assert spec.signature["n"] == "i32" and origin_kind(spec.origins["n"]) == "assumed", spec.origins
 
 
+def test_arithmetic_on_a_tensor_is_a_tensor_not_a_float():
+    """unsloth's fp8 GEMM check builds its scales as `torch.rand(M, 4) + 0.5`: a tensor passed as a pointer. Taken
+    for a float, the kernel's `tl.load(As + offs * stride)` did not compile."""
+    src = textwrap.dedent('''\
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def scale_rows(a_ptr, As, out_ptr, stride_As_m, alpha, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            s = tl.load(As + offs * stride_As_m)
+            tl.store(out_ptr + offs, tl.load(a_ptr + offs) * s * alpha)
+
+
+        def run(M=1024):
+            a = torch.randn(M, device="cuda")
+            As = torch.rand(M, 4, device="cuda") + 0.5
+            out = torch.exp(a) / 2
+            scale_rows[(M // 128,)](a, As, out, As.stride(-2), 0.5 * 2, BLOCK=128)
+        ''')
+    (kernel,) = discover("f.py", src, ".").kernels
+    (spec,), _ = build_specs(kernel, "cuda:90", launches=find_launches("scale_rows", {"f.py": src}))
+    assert spec.signature["As"].startswith("*") and spec.signature["out_ptr"].startswith("*"), spec.signature
+    assert spec.signature["alpha"] == "fp32", spec.signature
+
+
 def test_floats_the_files_own_test_passes_through_a_wrapper_are_fp32():
     (kernel,) = discover("update.py", UPDATE, ".").kernels
     specs, _ = build_specs(kernel, "cuda:90", launches=find_launches("update_fn_kernel", {"update.py": UPDATE}))

@@ -257,20 +257,34 @@ class _Finder(ast.NodeVisitor):
         return FP32 if value is _UNKNOWN and is_float(node, self.floats[-1]) else value
 
 
+def _from_torch(node: ast.expr) -> bool:
+    """A call reached from `torch` (`torch.rand(...)`, `torch.exp(x).cuda()`): a tensor, never a Python float."""
+    seen_call = False
+    while isinstance(node, (ast.Call, ast.Attribute)):
+        seen_call = seen_call or isinstance(node, ast.Call)
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return seen_call and isinstance(node, ast.Name) and node.id == "torch"
+
+
 def is_float(node: ast.expr, floats: set[str]) -> bool:
     """Whether an expression is a Python float whatever its value: a float literal, a name in `floats`, a true
-    division, arithmetic with a float, `math.sqrt(...)`, `float(...)`."""
+    division, arithmetic with a float, `math.sqrt(...)`, `float(...)` — but not arithmetic on a tensor
+    (`torch.rand(M, 4) + 0.5` is a tensor of scales, passed as a pointer)."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, float)
     if isinstance(node, ast.Name):
         return node.id in floats
     if isinstance(node, ast.BinOp):
+        if _from_torch(node.left) or _from_torch(node.right):
+            return False
         return isinstance(node.op, ast.Div) or is_float(node.left, floats) or is_float(node.right, floats)
     if isinstance(node, ast.UnaryOp):
         return is_float(node.operand, floats)
     if isinstance(node, ast.IfExp):
         return is_float(node.body, floats) and is_float(node.orelse, floats)
     if isinstance(node, ast.Call):
+        if _from_torch(node):
+            return False
         f = node.func
         name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
         return name in _FLOAT_CALLS
