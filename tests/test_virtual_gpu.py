@@ -120,7 +120,7 @@ def test_rule_limits_agree_with_the_device_model():
 
 
 # ---------------------------------------------------------------- fixture libraries, checked without a GPU
-@pytest.mark.parametrize("lib", ["driver_probe", "torch_probe", "vendor_probe"])
+@pytest.mark.parametrize("lib", ["driver_probe", "torch_probe", "vendor_probe", "triton_probe"])
 def test_a_library_that_asks_its_device_at_import_compiles(checker, lib):
     report = checker.check_file(_lib(lib))
     assert not _codes(report, "SRC006"), [f.message for f in _codes(report, "SRC006")]

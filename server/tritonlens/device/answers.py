@@ -1,7 +1,8 @@
 """The virtual GPU's answers, installed in a process that has no GPU: every door a library asks its device through
 answers as one `GpuModel` (virtual_gpu), consistently.
 
-- Triton's driver (`triton.runtime.driver.active`): the target, device 0, stream 0, `utils.get_device_properties`.
+- Triton's driver (`triton.runtime.driver.active`): the target, device 0, stream 0, `utils.get_device_properties`;
+  each backend's `driver.is_active()` (the target's vendor's only).
 - torch (a CPU-only build too): `torch.cuda.is_available`, `device_count`, `current_device`, `set_device`,
   `device(...)` contexts, `get_device_name`, `get_device_capability`, `get_device_properties`, `mem_get_info`,
   `get_arch_list`, `is_bf16_supported`, `synchronize`, `empty_cache`, memory statistics, and `torch.version.cuda` /
@@ -99,7 +100,30 @@ def install(gpu: GpuModel, tensors: str = "refuse", on_hardware: Callable[[str],
 def _answer_triton() -> None:
     from triton.runtime import driver
 
-    driver.set_active(VirtualDriver(_gpu(), _state.target if _state is not None else None))
+    target = _state.target if _state is not None else None
+    driver.set_active(VirtualDriver(_gpu(), target))
+    _answer_backends(target or _gpu().target)
+
+
+_VENDOR_BACKEND = {"cuda": "nvidia", "hip": "amd"}
+
+
+def _answer_backends(target: str) -> None:
+    """Each Triton backend's own `driver.is_active()` (what vLLM counts to decide whether Triton can run at all, and
+    else swaps `triton.jit` for a placeholder): the target's vendor's is active, the others are not."""
+    try:
+        from triton.backends import backends
+
+        from ..model import Target
+
+        vendor = _VENDOR_BACKEND.get(Target.parse(target).backend)
+    except Exception:  # noqa: BLE001 — a Triton without backends, a target this build does not know: nothing to answer
+        return
+    for name, backend in backends.items():
+        cls = getattr(backend, "driver", None)
+        if isinstance(cls, type) and "is_active" in vars(cls):
+            active = name == vendor
+            setattr(cls, "is_active", staticmethod(lambda active=active: active))
 
 
 # ---------------------------------------------------------------- Triton's driver
@@ -482,17 +506,23 @@ def _tools_folder() -> str:
 
 # ---------------------------------------------------------------- run something when a module is imported
 class _ImportWatcher(importlib.abc.MetaPathFinder):
-    """Runs its callbacks right after `import NAME` finishes — no cost for programs that never import it."""
+    """Runs its callbacks right after `import NAME` finishes — no cost for programs that never import it. It stays
+    on `sys.meta_path` until the module has really run: a library that only asks whether it exists
+    (`importlib.util.find_spec("triton")`, as vLLM does before importing it) must not use it up."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.then: list[Callable[[], None]] = []
+        self._finding = False
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != self.name:
+        if fullname != self.name or self._finding:
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(self.name)
+        self._finding = True
+        try:
+            spec = importlib.util.find_spec(self.name)
+        finally:
+            self._finding = False
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         loader = spec.loader
@@ -501,6 +531,8 @@ class _ImportWatcher(importlib.abc.MetaPathFinder):
 
         def exec_then(module):
             exec_module(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
             for then in callbacks:
                 try:
                     then()
