@@ -357,3 +357,23 @@ def test_a_heuristics_entry_for_num_warps_sets_the_launch_option():
     hinted = src.replace("BLOCK=4096\n", "BLOCK=4096, num_warps=2\n")  # the hint is the user's word
     (spec,), _ = build_specs(kernel_of(hinted), "cuda:90")
     assert spec.options["num_warps"] == 2
+
+
+def test_a_param_a_helper_loads_from_is_a_pointer():
+    """vLLM's token-to-request mapping passes `query_start_loc` (no `_ptr` in its name) to a `@jit` helper that loads
+    from it: a pointer, not an i32 — assumed an int, the kernel did not compile."""
+    src = HEAD + (
+        "@triton.jit\n"
+        "def _first_above(starts, token, n):\n"
+        "    lo = tl.zeros_like(token)\n"
+        "    for i in range(0, n):\n"
+        "        lo += (tl.load(starts + i) <= token).to(tl.int32)\n"
+        "    return lo\n\n\n"
+        "@triton.jit\n"
+        "def mapping(query_start_loc, output, n):\n"
+        "    token = tl.program_id(0) * 256 + tl.arange(0, 256)\n"
+        "    tl.store(output + token, _first_above(query_start_loc, token, n))\n")
+    k = kernel_of(src, "mapping")
+    assert {p.name for p in k.params if p.is_pointer} == {"query_start_loc", "output"}
+    (spec,), _ = build_specs(k, "cuda:90")
+    assert spec.signature["query_start_loc"].startswith("*") and spec.signature["n"] == "i32", spec.signature

@@ -84,8 +84,9 @@ def _descriptor_params(fn: ast.FunctionDef) -> set[str]:
             and node.func.value.id in param_names}
 
 
-def _pointer_params(scope: ModuleScope, fn: ast.FunctionDef) -> set[str]:
-    """Params that flow into the base of tl.load / tl.store / make_block_ptr (through locals and `+`)."""
+def _pointer_params(scope: ModuleScope, fn: ast.FunctionDef, depth: int = 3) -> set[str]:
+    """Params that flow into the base of tl.load / tl.store / make_block_ptr (through locals and `+`), here or in a
+    `@jit` helper of the module they are passed to (`_token_request(query_start_loc, ...)`, which loads from it)."""
     param_names = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     assigned: dict[str, list[ast.expr]] = {}
     bases: list[ast.expr] = []
@@ -100,6 +101,14 @@ def _pointer_params(scope: ModuleScope, fn: ast.FunctionDef) -> set[str]:
                 base = call_arg(node, "pointer", 0) or call_arg(node, "base", 0)
                 if base is not None:
                     bases.append(base)
+            elif depth > 0 and isinstance(node.func, ast.Name) and node.func.id in scope.defs \
+                    and scope.defs[node.func.id] is not fn:
+                helper = scope.defs[node.func.id]
+                names = [a.arg for a in helper.args.posonlyargs + helper.args.args + helper.args.kwonlyargs]
+                passed = dict(zip(names, node.args))
+                passed.update({k.arg: k.value for k in node.keywords if k.arg})
+                for name in _pointer_params(scope, helper, depth - 1) & set(passed):
+                    bases.append(passed[name])
     found: set[str] = set()
     seen: set[str] = set()
 
