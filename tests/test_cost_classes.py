@@ -122,3 +122,26 @@ def test_a_shallower_pipeline_hides_less(tmp_path, capsys):
         p = s["parts"]
         largest = max(p["memory_us"], p["dot_us"], p["issue_us"])
         assert largest < s["est_us"] <= 3.0 + p["memory_us"] + p["dot_us"] + p["issue_us"] + p["convert_us"] + 0.1
+
+
+def test_row_tiles_under_a_line_of_each_row_are_priced_at_the_sector_rate(tmp_path, capsys):
+    """Lanes a row apart reading COLS contiguous columns a trip (`suite.row_walk_tiles`), swept over COLS, shapes and
+    program sizes and timed on an H200 (strided-sweep-captures-timed.jsonl), then a hold-out timed after the rate was
+    fitted (other shapes, bf16/fp16/fp32, 2-8 warps: strided-holdout-captures-timed.jsonl). A tile holding 16-64 bytes
+    of each of rows 1-32 KB apart moves the bytes once (ncu: 268 MB for 268 MB) but DRAM serves such sector pieces at
+    about half its peak: priced at the streaming rate they came out 0.50-0.85x; tiles of a whole 128-byte line of
+    each row keep the streaming rate."""
+    records = []
+    for name in ("strided-sweep-captures-timed.jsonl", "strided-holdout-captures-timed.jsonl"):
+        with open(os.path.join(REPO, "bench", "results", "cost", name), encoding="utf-8") as f:
+            records += [json.loads(line) for line in f if '"row_walk_tiles"' in line]
+    rows = [r for r in _cost(tmp_path, capsys, records) if r["kernel"] == "row_walk_tiles" and r.get("ratio")]
+    assert len(rows) == 23, [(r["grid"], r["measured_us"]) for r in rows]
+    short = [r for r in rows if r.get("sector_bytes")]
+    whole = [r for r in rows if not r.get("sector_bytes")]
+    assert len(short) == 18 and len(whole) == 5, rows
+    assert all("COLS=32" in r["config"] or "COLS=64" in r["config"] for r in whole), whole  # 128 B of fp32 / fp16 rows
+    for r in short:
+        assert r["sector_bytes"] >= 0.99 * r["dram_bytes"], r
+    for r in rows:
+        assert 1 / 1.5 <= r["ratio"] <= 1.5, r

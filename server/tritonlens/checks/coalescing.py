@@ -66,18 +66,26 @@ class LaneStride:
         return self.sectors * SECTOR / self.useful
 
 
+def _scope(ctx, launch: dict[str, Any], fn: ast.FunctionDef | None):
+    """What reading a kernel's accesses in a launch needs: its def, the source index, the launch's values and the
+    pointer parameters; None without a def."""
+    fn = fn or kernel_def(ctx)
+    if fn is None:
+        return None
+    sig = ctx.spec.signature if isinstance(ctx.spec.signature, dict) else {}
+    pointers = {k for k, v in sig.items() if isinstance(v, str) and v.startswith("*")}
+    return fn, source_index(ctx), launch_env(ctx, launch), pointers
+
+
 def lane_strides(ctx, launch: dict[str, Any], fn: ast.FunctionDef | None = None,
                  tiles: list[tuple[int, int, int, float]] | None = None) -> list[LaneStride]:
     """Global accesses of the kernel whose neighbouring lanes are more than one element apart in `launch`. `fn` and
     `tiles` ((line, col, element bits, tile bytes) of the TTGIR accesses): what the cost model read of the compile
     already, for each of a spec's launches."""
-    fn = fn or kernel_def(ctx)
-    if fn is None:
+    scope = _scope(ctx, launch, fn)
+    if scope is None:
         return []
-    idx = source_index(ctx)
-    env = launch_env(ctx, launch)
-    sig = ctx.spec.signature if isinstance(ctx.spec.signature, dict) else {}
-    pointers = {k for k, v in sig.items() if isinstance(v, str) and v.startswith("*")}
+    fn, idx, env, pointers = scope
     if tiles is None:
         tiles = [(a.line, a.col, a.elem_bits, 0.0) for store in (False, True)
                  for a in tensor_accesses(ctx, store).values()]
@@ -115,6 +123,52 @@ def lane_strides(ctx, launch: dict[str, Any], fn: ast.FunctionDef | None = None,
         out.append(LaneStride(node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                               (node.end_col_offset or node.col_offset) + 1, pointer_param(ptr, pointers, idx),
                               ast.unparse(mults[k]), abs(strides[k]), elem, callee(node) == "store", reuse, loop_line))
+    return out
+
+
+@dataclass
+class ShortRun:
+    """A coalesced load whose tile holds less than a 128-byte line of each row, the rows a line or more apart
+    (`x + rows[:, None] * n_cols + cols[None, :]` with 8 fp32 columns): each warp request reads a sector or two from
+    each of many lines, and DRAM serves such pieces at a fraction of its peak (the cost model's EFF_SECTOR)."""
+    line: int
+    col: int
+    pointer: str
+    run_bytes: int  # bytes of each row the tile holds
+    row_bytes: int  # bytes between its rows
+
+
+def short_runs(ctx, launch: dict[str, Any], fn: ast.FunctionDef | None = None) -> list[ShortRun]:
+    """The loads of the kernel, in `launch`, whose TTGIR tile holds under a line of each row (facts.Access.run along
+    the layout's fastest axis) of rows at least a line apart (the multiplier of the pointer's other axis)."""
+    scope = _scope(ctx, launch, fn)
+    if scope is None:
+        return []
+    fn, idx, env, pointers = scope
+    runs: dict[tuple[int, int], tuple[int, int]] = {}  # the stamped call -> (bytes of a row its tile holds, element
+    # bytes)
+    for acc in tensor_accesses(ctx, False).values():
+        site = stamped_call(ctx, acc.line, acc.col, ("load",))
+        if site is not None and acc.run and acc.elem_bits >= 8:
+            key = (site.node.lineno, site.node.col_offset)
+            runs[key] = max(runs.get(key, (0, 0)), (acc.run * acc.elem_bits // 8, acc.elem_bits // 8))
+    out: list[ShortRun] = []
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and callee(node) == "load" and node.args):
+            continue
+        run, elem = runs.get((node.lineno, node.col_offset), (0, 0))
+        if not 0 < run < LINE:
+            continue
+        terms = lane_terms(idx, node.args[0])
+        if contiguous(terms) is not True:
+            continue  # lanes a stride apart: lane_strides's case
+        strides = [eval_int(t, env) for t in terms if t is not None]
+        if not strides or any(v is None for v in strides):
+            continue  # a row stride this launch does not tell: no claim
+        row_bytes = min(abs(v) for v in strides if v is not None) * elem
+        if row_bytes >= LINE:
+            out.append(ShortRun(node.lineno, node.col_offset + 1, pointer_param(node.args[0], pointers, idx),
+                                run, row_bytes))
     return out
 
 

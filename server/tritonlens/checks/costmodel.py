@@ -26,7 +26,9 @@ a trip's dots and instructions run while they are in flight).
   weight are one pass); of alternatives a program takes one of (an early `return`, the arms of an `if`), the
   largest; a second pass over what the running programs just read at L2's bandwidth when it fits there
   (L2_BW, L2_FIT), the bytes an uncoalesced access walks (LAUNCH003) times its sectors per byte used, at the DRAM
-  bandwidth the access width reaches (EFF_WIDE / EFF_NARROW of the peak) — or at what the grid's programs can keep
+  bandwidth the access width reaches (EFF_WIDE / EFF_NARROW of the peak; EFF_SECTOR for a tensor whose load tiles
+  hold under a 128-byte line of each of rows a line apart: its requests take a sector or two of many lines, which
+  DRAM serves at half its peak) — or at what the grid's programs can keep
   in flight, when fewer than the GPU needs are running: each program moves `in_flight` bytes per loop trip and waits
   LATENCY_US plus the time its warps take to issue them (Little's law), or, when a software pipeline keeps
   asynchronous copies in flight stages ahead, PIPE_LATENCY_US for them; a grid of one program on a 132-SM GPU runs at
@@ -81,6 +83,10 @@ from .verdict import limit
 LAUNCH_US = 3.0  # a launch's fixed cost on the GPU (measured 3.4–3.9 µs for kernels of a few thousand elements)
 EFF_WIDE = 0.90  # share of the DRAM peak a streaming kernel reaches with 128-bit accesses
 EFF_NARROW = 0.80  # ... with 32-bit (or narrower) coalesced accesses
+EFF_SECTOR = 0.50  # ... with loads whose tiles hold under a 128-byte line of each of rows a line or more apart (a
+# sector or two of each of many lines a request; coalescing.ShortRun): fitted on 12 such launches of a row walk on an
+# H200 (16-64 bytes of each row a trip, 1 and 4 KB rows, 1-8 warps a program: 2.0-3.3 TB/s, ncu's DRAM throughput
+# 39-68% of peak for the same bytes), bench/results/cost/strided-sweep.md
 LATENCY_US = 0.074  # a loop trip's fixed wait (DRAM latency not hidden by the trip's own requests), fitted
 WARP_ISSUE_BPS = 2.7e9  # bytes per second one warp keeps in flight at most, fitted
 SPILL_BW = 1.3  # spill traffic's bandwidth as a multiple of the DRAM peak (most stays in L1/L2), fitted on a softmax
@@ -149,6 +155,7 @@ class Cost:
     # loop trips × warps × programs
     strided_waves: dict[str, float] = field(default_factory=dict)  # L1 wavefronts of uncoalesced requests, by tensor:
     # one for each 128-byte line a request touches (coalesced: one a request, not counted)
+    sector_bytes: float = 0.0  # of dram_bytes, those of tensors read in pieces under a line of each row (ShortRun)
 
     # ------------------------------------------------ times
     @property
@@ -165,8 +172,12 @@ class Cost:
     @property
     def memory_bw(self) -> float:
         bw = self.gpu.memory_bandwidth
-        wide = self.dram_bytes - self.narrow_bytes
-        eff = (EFF_WIDE * wide + EFF_NARROW * self.narrow_bytes) / self.dram_bytes if self.dram_bytes else EFF_WIDE
+        eff = EFF_WIDE
+        if self.dram_bytes:
+            sector = min(self.sector_bytes, self.dram_bytes)
+            rest = self.dram_bytes - sector  # of which narrow accesses move their share
+            narrow = self.narrow_bytes * rest / self.dram_bytes
+            eff = (EFF_SECTOR * sector + EFF_WIDE * (rest - narrow) + EFF_NARROW * narrow) / self.dram_bytes
         return min(bw * eff, self.concurrent * self.program_rate)
 
     @property
@@ -373,6 +384,8 @@ class Cost:
                "tile_us": round(self.tile_us, 2), "mio_us": round(self.mio_us, 2),
                "class": self.kernel_class, "confidence": self.confidence,
                "in_flight": int(self.in_flight), "pipelined": self.pipelined}
+        if self.sector_bytes:
+            out["sector_bytes"] = int(self.sector_bytes)
         if self.overlap < 1.0:
             out["overlap"] = round(self.overlap, 3)
         if self.tc_flops or self.fma_by_kind:
@@ -629,7 +642,7 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
         if isinstance(a, dict) and isinstance(a.get("tensor"), dict):
             bytes_of[name] = tensor_bytes(a["tensor"])
 
-    from .coalescing import lane_strides
+    from .coalescing import lane_strides, short_runs
 
     inflation: dict[str, float] = {}
     strided = [acc for acc in lane_strides(ctx, launch, k.fn, k.tiles) if acc.pointer and acc.pointer in bytes_of]
@@ -680,6 +693,10 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
             traffic[p] -= again
             l2 += again
     dram = sum(traffic.values())
+    # A tensor read in pieces under a line of each row (8 fp32 columns of rows 4 KB apart a trip): DRAM serves its
+    # sectors at EFF_SECTOR of its peak
+    sector = sum(traffic[p] for p in {r.pointer for r in short_runs(ctx, launch, k.fn)}
+                 if p in traffic and p not in inflation)
 
     # narrow accesses: the share of the accesses' bits moved by lines narrower than 128 bits where the run allows 128
     total_access = sum(k.access_bits.values())
@@ -725,7 +742,7 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
                 fma_by_kind=fma_by_kind, pipelined=pipelined, kernel_class=k.kernel_class,
                 unknown_trips=len(ir_trips.unknown) if ir_trips is not None else 0, measured_raw_us=raw,
                 timed=int(launch.get("timed") or 0), overlap=overlap, tile_bytes=tile_bytes,
-                unsized=_unsized(ctx, launch), mio_instrs=mio, strided_waves=strided_waves)
+                unsized=_unsized(ctx, launch), mio_instrs=mio, strided_waves=strided_waves, sector_bytes=sector)
 
 
 def _unsized(ctx, launch: dict[str, Any]) -> int:

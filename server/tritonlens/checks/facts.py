@@ -60,6 +60,8 @@ class Access:
     per_thread: int  # elements each thread moves
     layout_kind: str | None = None
     ops: list = field(default_factory=list)
+    run: int = 0  # elements of a 2-D (or higher) tile along its fastest axis, the blocked layout's order[0]: what a
+    # program reads of each row at a time; 0 for a 1-D tile or another layout
 
 
 def tensor_accesses(ctx, store: bool) -> dict[tuple[int, int], Access]:
@@ -71,7 +73,7 @@ def tensor_accesses(ctx, store: bool) -> dict[tuple[int, int], Access]:
 
 
 def _tensor_accesses(ctx, store: bool) -> dict[tuple[int, int], Access]:
-    from ..ir.mlir import layout_kind, layout_of
+    from ..ir.mlir import blocked_order, layout_kind, layout_of
 
     names = STORE_OPS if store else LOAD_OPS
     out: dict[tuple[int, int], Access] = {}
@@ -89,9 +91,12 @@ def _tensor_accesses(ctx, store: bool) -> dict[tuple[int, int], Access]:
         if bits is None:
             continue
         key = (op.loc.line, op.loc.col)
-        kind = layout_kind(layout_of(type_str), ctx.ttgir.layouts)
+        layout = layout_of(type_str)
+        kind = layout_kind(layout, ctx.ttgir.layouts)
+        order = blocked_order(layout, ctx.ttgir.layouts) if len(shape) >= 2 else None
+        run = shape[order[0]] if order and 0 <= order[0] < len(shape) else 0
         acc = out.setdefault(key, Access(op.loc.line, op.loc.col, elem, bits, max(1, numel(shape) // n_threads),
-                                         kind))
+                                         kind, run=run))
         acc.ops.append(op)
     return out
 

@@ -42,6 +42,7 @@ def rows(reports) -> list[dict[str, Any]]:
                         "bound": lc.get("bound"), "class": lc.get("class"), "confidence": lc.get("confidence"),
                         "parts": {k: lc.get(k) for k in PARTS if k in lc},
                         "dram_bytes": lc.get("dram_bytes"), "l2_bytes": lc.get("l2_bytes"), "flops": lc.get("flops"),
+                        "sector_bytes": lc.get("sector_bytes", 0),
                         "dot_flops": lc.get("dot_flops"), "unknown_trips": lc.get("unknown_trips", 0),
                         "overlap": lc.get("overlap", 1.0),
                         "measured_us": measured if measured is not None else timed,

@@ -384,6 +384,15 @@ def layout_kind(layout: str | None, layouts: dict[str, str] | None = None) -> st
     return "other"
 
 
+def blocked_order(layout: str | None, layouts: dict[str, str] | None = None) -> list[int] | None:
+    """A blocked layout's `order` (its axes, fastest first): `#ttg.blocked<{..., order = [1, 0]}>` -> [1, 0]; None
+    for another layout or one without it."""
+    if layout_kind(layout, layouts) != "blocked":
+        return None
+    m = re.search(r"order\s*=\s*\[([\d,\s]*)\]", (layouts or {}).get(layout or "", layout or ""))
+    return [int(x) for x in m.group(1).split(",") if x.strip()] if m else None
+
+
 @dataclass
 class ConvertLayout:
     src: str | None  # "#blocked1", "#mma", or a full inline layout text
