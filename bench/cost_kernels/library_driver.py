@@ -6,6 +6,7 @@ so the captured paths are the package's own), then `tritonlens cost` on the CPU 
     python library_driver.py OUT.json liger LIGER_SRC     # Liger-Kernel: fused MoE, fused linear cross entropy, ...
     python library_driver.py OUT.json flaggems-holdout    # other ops and shapes, kept out of the model's design
     python library_driver.py OUT.json liger-holdout LIGER_SRC
+    python library_driver.py OUT.json fla                 # flash-linear-attention (fla-core): gated delta rule, ...
 
 Each op is timed by the driver too (CUDA events, suite_driver.timed) into OUT.json. FlagGems' LibEntry keeps each
 compiled kernel and launches it directly after the first call, past `JITFunction.run` where the capture counts and
@@ -136,12 +137,82 @@ def liger(dev, src):
     timed("liger_softmax_4096x32768", "liger", lambda: LigerSoftmaxFunction.apply(x))
 
 
+def fla(dev, budget_s=360.0, configs=4):
+    """flash-linear-attention (fla-core), a library the model was never fitted on, at an LLM's shapes: Qwen3-Next's
+    chunked gated delta rule (forward), the delta rule and GLA (forward and backward), simple GLA, its RMS norm
+    (plain, forward and backward, and gated). Its autotuners keep
+    `configs` of their configs each (evenly spaced over the library's own list): a fresh GPU compiles every config of
+    every kernel before the first launch, and the point here is each launch's time beside its estimate, whatever the
+    config. Cases not started within `budget_s` are skipped (what ran is kept)."""
+    import time
+
+    import torch.nn.functional as F
+    import triton
+
+    tune = triton.autotune
+
+    def fewer(*args, **kwargs):
+        if "configs" in kwargs:
+            cs, rest = list(kwargs.pop("configs")), args
+        else:
+            cs, rest = list(args[0]), args[1:]
+        if len(cs) > configs:
+            cs = [cs[round(i * (len(cs) - 1) / (configs - 1))] for i in range(configs)]
+        return tune(cs, *rest, **kwargs)
+
+    triton.autotune = fewer
+    from fla.modules.norm.fused_norm_gate import rms_norm_gated
+    from fla.modules.norm.layernorm import rms_norm
+    from fla.ops.delta_rule import chunk_delta_rule
+    from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+    from fla.ops.gla import chunk_gla
+    from fla.ops.simple_gla import chunk_simple_gla
+
+    def leaf(x):
+        return x.detach().requires_grad_()
+
+    def fwd_bwd(op, *args):
+        def go():
+            o = op(*args)[0]
+            o.backward(torch.ones_like(o))
+        return go
+
+    end = time.monotonic() + budget_s
+    bf = torch.bfloat16
+    cases = []
+    for b, t, h, d in ((2, 4096, 16, 128), (1, 16384, 32, 128)):
+        q, k = (leaf(F.normalize(torch.randn(b, t, h, d, device=dev), dim=-1).to(bf)) for _ in range(2))
+        v = leaf(torch.randn(b, t, h, d, device=dev, dtype=bf))
+        g = leaf(F.logsigmoid(torch.randn(b, t, h, device=dev)))
+        gk = leaf(F.logsigmoid(torch.randn(b, t, h, d, device=dev)))
+        beta = leaf(torch.rand(b, t, h, device=dev, dtype=bf))
+        shape = f"{b}x{t}x{h}x{d}"
+        # the gated delta rule's backward refuses Triton < 3.7.1 on Hopper (a miscompile the library knows of)
+        cases.append((f"fla_gated_delta_rule_fwd_{shape}", lambda q=q, k=k, v=v, g=g, beta=beta:
+                      chunk_gated_delta_rule(q, k, v, g, beta)))
+        cases.append((f"fla_delta_rule_fwd_bwd_{shape}", fwd_bwd(chunk_delta_rule, q, k, v, beta)))
+        cases.append((f"fla_gla_fwd_bwd_{shape}", fwd_bwd(chunk_gla, q, k, v, gk)))
+        cases.append((f"fla_simple_gla_fwd_{shape}", lambda q=q, k=k, v=v, g=g: chunk_simple_gla(q, k, v, g)))
+    x = leaf(torch.randn(32768, 4096, device=dev, dtype=bf))
+    gate = torch.randn(32768, 4096, device=dev, dtype=bf)
+    w = leaf(torch.ones(4096, device=dev, dtype=bf))
+    cases.append(("fla_rms_norm_fwd_bwd_32768x4096", fwd_bwd(lambda *a: (rms_norm(*a),), x, w, None)))
+    cases.append(("fla_rms_norm_gated_32768x4096", lambda: rms_norm_gated(x, gate, w, None)))
+    for name, fn in cases:
+        if time.monotonic() > end:
+            print(f"{name}: skipped (the driver's {budget_s:.0f} s are spent)", flush=True)
+            continue
+        with torch.enable_grad() if "fwd_bwd" in name else torch.no_grad():
+            timed(name, "fla", fn)
+
+
 def main(out_path, which, src=None):
     import json
 
     try:
         {"flaggems": lambda: flaggems("cuda"), "flaggems-holdout": lambda: flaggems_holdout("cuda"),
-         "liger": lambda: liger("cuda", src), "liger-holdout": lambda: liger_holdout("cuda", src)}[which]()
+         "liger": lambda: liger("cuda", src), "liger-holdout": lambda: liger_holdout("cuda", src),
+         "fla": lambda: fla("cuda")}[which]()
     except Exception:  # noqa: BLE001 — what ran before the failure is kept
         traceback.print_exc()
     with open(out_path, "w", encoding="utf-8") as f:
