@@ -143,7 +143,8 @@ def fla(dev, budget_s=360.0, configs=4):
     (plain, forward and backward, and gated). Its autotuners keep
     `configs` of their configs each (evenly spaced over the library's own list): a fresh GPU compiles every config of
     every kernel before the first launch, and the point here is each launch's time beside its estimate, whatever the
-    config. Cases not started within `budget_s` are skipped (what ran is kept)."""
+    config. Cases not started within `budget_s` are skipped (what ran is kept); FLA_CASES=SUBSTRING runs only the
+    cases whose names hold it."""
     import time
 
     import torch.nn.functional as F
@@ -198,7 +199,10 @@ def fla(dev, budget_s=360.0, configs=4):
     w = leaf(torch.ones(4096, device=dev, dtype=bf))
     cases.append(("fla_rms_norm_fwd_bwd_32768x4096", fwd_bwd(lambda *a: (rms_norm(*a),), x, w, None)))
     cases.append(("fla_rms_norm_gated_32768x4096", lambda: rms_norm_gated(x, gate, w, None)))
+    only = os.environ.get("FLA_CASES")  # a substring: run only the cases whose names hold it (for ncu)
     for name, fn in cases:
+        if only and only not in name:
+            continue
         if time.monotonic() > end:
             print(f"{name}: skipped (the driver's {budget_s:.0f} s are spent)", flush=True)
             continue
