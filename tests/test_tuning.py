@@ -33,8 +33,9 @@ def test_tuning_lines_load_and_summarize(tmp_path):
     assert len(summary.keys) == 2 and len(summary.dead) == 6
     decode = next(kt for kt in summary.keys if kt.key[0] == 16)
     assert decode.chosen_config.value("BLOCK_SIZE_M") == 32 and decode.chosen_config.programs == 128
+    # the two configs with more programs (256) have other tiles and options too: they do not judge "more programs"
     advice = measured_advice(decode, "more_programs")
-    assert advice.outcome == "slower" and advice.best_us > advice.chosen_us
+    assert advice.outcome == "none alike" and advice.unlike == 2 and advice.best_us is None
 
 
 def test_bad_tuning_lines_are_reported(tmp_path):

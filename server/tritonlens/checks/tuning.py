@@ -6,7 +6,9 @@ GPU cost. This module reads them (`KeyTuning.from_record`: untrusted data, check
 kernel's tuning (`summarize`: configs tried per key, the chosen one, the spread, dead configs and the autotuning time
 they cost) and judges a finding's advice by them (`judge`): a finding that advises a config change says in
 `Finding.data["advises"]` which way (see `DIRECTIONS`), and `judge` attaches a `MeasuredAdvice` — the evidence the
-severity verdict reads — with the measured configs in that direction. It decides no severity.
+severity verdict reads — with the measured configs in that direction, like for like: a trial counts only when it
+differs from the chosen config in the advised knob alone (`like_for_like`), or is a config proposed for the finding.
+It decides no severity.
 """
 from __future__ import annotations
 
@@ -437,38 +439,47 @@ def prune_plan(summary: TuningSummary, kernel, launched_keys: list[tuple]) -> Pr
 @dataclass(frozen=True)
 class MeasuredAdvice:
     """The evidence the severity verdict reads (`Finding.data[MeasuredAdvice.FIELD]`): what the autotuner measured
-    in the direction a finding advises, for the key of the finding's launch. `outcome`: "slower" — every config
-    measured in that direction was slower than the chosen one (the advice is contradicted: not a warning);
-    "faster" — one was faster; "none measured" — no config the autotuner timed goes that way (the advice stands
-    unmeasured)."""
+    in the direction a finding advises, for the key of the finding's launch, like for like (`like_for_like`).
+    `outcome`: "slower" — every like-for-like config measured in that direction was slower than the chosen one (the
+    advice is contradicted: not a warning); "faster" — one was faster; "none alike" — configs timed that way all
+    differ from the chosen one in other values too (`unlike` of them: a 16-row tile with another N and K says nothing
+    of the 16-row tile with the chosen N and K), so the advice is not judged by them and stays as the cost model
+    ranks it; "none measured" — no config the autotuner timed goes that way (the advice stands unmeasured)."""
 
     FIELD = "measured_advice"
+    OUTCOMES = ("slower", "faster", "none alike", "none measured")
 
-    outcome: str  # "slower" | "faster" | "none measured"
+    outcome: str  # one of OUTCOMES
     direction: str  # as advised: "more_programs", "smaller:BLOCK_M", ...
     key: tuple = ()
     chosen_us: float | None = None
-    best_us: float | None = None  # the fastest config measured in that direction
+    best_us: float | None = None  # the fastest like-for-like config measured in that direction
     best_config: str | None = None
-    measured: int = 0  # configs timed in that direction
+    measured: int = 0  # like-for-like configs timed in that direction
     timed: int = 0  # configs timed for the key
+    unlike: int = 0  # configs timed in that direction that differ from the chosen one in other values too
 
     def to_data(self) -> dict[str, Any]:
-        return {**asdict(self), "key": list(self.key)}
+        return {**asdict(self), "key": list(self.key), "text": self.text()}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> "MeasuredAdvice | None":
         raw = data.get(cls.FIELD) if isinstance(data, dict) else None
-        if not isinstance(raw, dict) or raw.get("outcome") not in ("slower", "faster", "none measured"):
+        if not isinstance(raw, dict) or raw.get("outcome") not in cls.OUTCOMES:
             return None
+        counts = [raw.get(k) if _int(raw.get(k)) else 0 for k in ("measured", "timed", "unlike")]
         return cls(raw["outcome"], str(raw.get("direction", "")), tuple(raw.get("key") or ()), _num(raw.get("chosen_us")),
                    _num(raw.get("best_us")), raw.get("best_config") if isinstance(raw.get("best_config"), str) else None,
-                   raw.get("measured") if _int(raw.get("measured")) else 0,
-                   raw.get("timed") if _int(raw.get("timed")) else 0)
+                   *counts)
 
     @property
     def contradicts(self) -> bool:
         return self.outcome == "slower"
+
+    @property
+    def judged(self) -> bool:
+        """Whether a like-for-like trial went the advised way (the advice is judged by a measurement)."""
+        return self.outcome in ("slower", "faster")
 
     def text(self) -> str:
         what = _direction_text(self.direction)
@@ -476,6 +487,11 @@ class MeasuredAdvice:
         chosen = f"{self.chosen_us:.1f} µs chosen" if self.chosen_us is not None else "the chosen config"
         if self.outcome == "none measured":
             return f"not measured: none of the {self.timed} configs the autotuner timed ({key}) has {what}"
+        if self.outcome == "none alike":
+            n = "the one config" if self.unlike == 1 else f"the {self.unlike} configs"
+            return (f"not judged by the autotuner ({key}): it timed no config that differs from the chosen one "
+                    f"{_knob_text(self.direction)}; {n} with {what} it timed "
+                    f"differ{'s' if self.unlike == 1 else ''} in other values too")
         if self.outcome == "slower":
             n = "the one config" if self.measured == 1 else f"all {self.measured} configs"
             said = f"{n} with {what} {'was' if self.measured == 1 else 'were'} slower — best"
@@ -496,6 +512,48 @@ def _direction_text(direction: str) -> str:
     return _DIRECTION_TEXT.get(kind, direction).format(name=name)
 
 
+def _knob(direction: str) -> str | None:
+    """The one value a direction changes: "num_warps", "num_stages", NAME of "smaller:NAME[:AT_MOST]"; None for
+    "more_programs" (any one value that gives more programs)."""
+    kind, _, rest = direction.partition(":")
+    if kind in ("more_warps", "fewer_stages"):
+        return "num_warps" if kind == "more_warps" else "num_stages"
+    if kind == "smaller":
+        return rest.partition(":")[0] or None
+    return None
+
+
+def _knob_text(direction: str) -> str:
+    knob = _knob(direction)
+    return f"only in {knob}" if knob is not None else "in a single value that gives more programs"
+
+
+_OPTION_DEFAULTS = (("num_warps", 4), ("num_stages", 3), ("num_ctas", 1), ("maxnreg", None))
+
+
+def config_values(c: MeasuredConfig) -> dict[str, Any]:
+    """Every value a config sets, options with Triton's defaults where it left them out."""
+    return {**dict(c.kwargs), **{k: c.value(k) if c.value(k) is not None else d for k, d in _OPTION_DEFAULTS}}
+
+
+def like_for_like(direction: str, c: MeasuredConfig, chosen: MeasuredConfig) -> bool:
+    """Whether `c` differs from the chosen config in `direction`'s knob alone (same other constexprs and options): only
+    such a trial says what taking the advice on the chosen config does. Call with a config in that direction."""
+    a, b = config_values(c), config_values(chosen)
+    changed = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+    knob = _knob(direction)
+    return len(changed) == 1 and (knob is None or changed == {knob})
+
+
+def _is_candidate(c: MeasuredConfig, candidates: frozenset) -> bool:
+    """Whether `c` is one of the configs proposed for the finding (labels' `name=value` parts, see `label_parts`)."""
+    if not candidates:
+        return False
+    values = config_values(c)
+    parts = frozenset(f"{k}={v}" for k, v in values.items() if v is not None and not (k == "num_ctas" and v == 1))
+    return parts in candidates
+
+
 def _in_direction(direction: str, c: MeasuredConfig, chosen: MeasuredConfig) -> bool:
     kind, _, name = direction.partition(":")
     if kind == "more_programs":
@@ -512,8 +570,21 @@ def _in_direction(direction: str, c: MeasuredConfig, chosen: MeasuredConfig) -> 
     return False
 
 
-def measured_advice(tuning: KeyTuning, direction: str) -> MeasuredAdvice | None:
-    """What the autotuner measured for `tuning`'s key in `direction`, against the config it chose."""
+def _alike(direction: str, c: MeasuredConfig, chosen: MeasuredConfig, candidates: frozenset) -> bool:
+    """A config in `direction` that counts for or against the advice: like for like, or a proposed config itself."""
+    return like_for_like(direction, c, chosen) or _is_candidate(c, candidates)
+
+
+def candidate_parts(labels: Any) -> frozenset:
+    """Config labels (`fixes.tuning.label`: "BLOCK_M=16, ..., num_warps=4, num_stages=3") as sets of parts; anything
+    else (untrusted finding data) is left out."""
+    return frozenset(label_parts(t) for t in (labels if isinstance(labels, list) else [])[:64]
+                     if isinstance(t, str) and len(t) <= 1024)
+
+
+def measured_advice(tuning: KeyTuning, direction: str, candidates: frozenset = frozenset()) -> MeasuredAdvice | None:
+    """What the autotuner measured for `tuning`'s key in `direction`, against the config it chose: only the trials that
+    differ from it in that direction alone, or that are one of `candidates` (see `candidate_parts`), count."""
     chosen = tuning.chosen_config
     if chosen is None or chosen.time_us is None:
         return None
@@ -521,10 +592,14 @@ def measured_advice(tuning: KeyTuning, direction: str) -> MeasuredAdvice | None:
     there = [c for c in timed if _in_direction(direction, c, chosen)]
     if not there:
         return MeasuredAdvice("none measured", direction, tuning.key, chosen.time_us, timed=len(tuning.timed))
-    best = min(there, key=lambda c: c.time_us)  # type: ignore[arg-type, return-value]
+    alike = [c for c in there if _alike(direction, c, chosen, candidates)]
+    if not alike:
+        return MeasuredAdvice("none alike", direction, tuning.key, chosen.time_us, timed=len(tuning.timed),
+                              unlike=len(there))
+    best = min(alike, key=lambda c: c.time_us)  # type: ignore[arg-type, return-value]
     outcome = "slower" if best.time_us >= chosen.time_us else "faster"  # type: ignore[operator]
-    return MeasuredAdvice(outcome, direction, tuning.key, chosen.time_us, best.time_us, best.label(), len(there),
-                          len(tuning.timed))
+    return MeasuredAdvice(outcome, direction, tuning.key, chosen.time_us, best.time_us, best.label(), len(alike),
+                          len(tuning.timed), len(there) - len(alike))
 
 
 def spec_tunings(ctx) -> list[KeyTuning]:
@@ -548,7 +623,9 @@ def _for_finding(tunings: list[KeyTuning], f) -> KeyTuning:
 
 def waiting_configs(ctx, tuning: KeyTuning, direction: str) -> list[MeasuredConfig]:
     """Configs of the kernel's autotune list in `direction` from the chosen config that the captured run never timed
-    (nor pruned): the advice is already in the list, and the autotuner decides on its next run."""
+    (nor pruned): the advice is already in the list, and the autotuner decides on its next run. Any config that way
+    waits, like for like or not (a proposal re-balances the other dimensions): once timed, only a like-for-like one
+    (or the proposal itself) judges the advice, and an unlike one leaves it standing for the next proposal."""
     chosen = tuning.chosen_config
     if chosen is None:
         return []
@@ -557,10 +634,12 @@ def waiting_configs(ctx, tuning: KeyTuning, direction: str) -> list[MeasuredConf
 
 def judge(ctx, findings: list) -> None:
     """Attach to each finding that advises a config change (`data["advises"]`) what the autotuner measured that way
-    for the spec's key (a MeasuredAdvice in `data["measured_advice"]`) and say it in the message. No severity is set
-    here: the verdict reads the evidence. A finding whose advice none of the measured configs took, but that a
-    config of the autotune list the capture never timed does take (a proposal applied since), is dropped: the
-    advice is done, and what the autotuner measures of it on the next run is LAUNCH005's to show."""
+    for the spec's key, like for like (a MeasuredAdvice in `data["measured_advice"]`), and say it in the message —
+    except when only unlike trials went that way: then the data says so and the message is the rule's. Configs
+    proposed for the finding (`data["candidates"]`: labels) count as like for like. No severity is set here: the
+    verdict reads the evidence. A finding whose advice none of the measured configs took, but that a config of the
+    autotune list the capture never timed does take (a proposal applied since), is dropped: the advice is done, and
+    what the autotuner measures of it on the next run is LAUNCH005's to show."""
     tunings = spec_tunings(ctx)
     if not tunings:
         return
@@ -570,23 +649,25 @@ def judge(ctx, findings: list) -> None:
         if not isinstance(advises, list) or not advises:
             continue
         kt = _for_finding(tunings, f)
-        verdicts = [v for v in (measured_advice(kt, d) for d in advises if isinstance(d, str)) if v is not None]
+        cands = candidate_parts(f.data.get("candidates"))
+        verdicts = [v for v in (measured_advice(kt, d, cands) for d in advises if isinstance(d, str)) if v is not None]
         if not verdicts:
             continue
         # The first direction is the advice itself (the evidence); a broader one after it (a smaller tile, where the
         # advice is a tile of at most 16) is said too when only it was measured.
         evidence = verdicts[0]
-        if evidence.outcome == "none measured" and waiting_configs(ctx, kt, evidence.direction):
+        if not evidence.judged and waiting_configs(ctx, kt, evidence.direction):
             done.append(f)
             continue
         f.data[MeasuredAdvice.FIELD] = evidence.to_data()
-        f.message = f"{f.message}; {evidence.text()}"
+        if evidence.outcome != "none alike":  # unlike trials say nothing of the advice: the data says why
+            f.message = f"{f.message}; {evidence.text()}"
         if evidence.contradicts:  # a ceiling for the verdict (checks/verdict), said in the message already
             from .verdict import limit
 
             limit(f, "info", "the autotuner measured the advised direction slower", "measured", said=True)
-        broader = next((v for v in verdicts[1:] if v.outcome != "none measured"), None)
-        if evidence.outcome == "none measured" and broader is not None:
+        broader = next((v for v in verdicts[1:] if v.judged), None)
+        if not evidence.judged and broader is not None:
             f.message += f"; {broader.text()}"
     for f in done:
         findings.remove(f)
