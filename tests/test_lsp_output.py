@@ -19,9 +19,9 @@ SERVER = [sys.executable, "-c", "from tritonlens.lsp.server import main; main()"
 class RawClient:
     """JSON-RPC over the server's stdin/stdout; everything it sent, in order, in `received`."""
 
-    def __init__(self, cwd: str) -> None:
-        self.proc = subprocess.Popen(SERVER, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
+    def __init__(self, cwd: str, argv: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(argv or SERVER, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env)
         self.inbox: queue.Queue = queue.Queue()
         self.received: list[dict] = []
         self.stderr: list[str] = []

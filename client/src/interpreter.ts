@@ -2,6 +2,7 @@
 // the import check, and the pip command that fixes what is missing. No VS Code calls here.
 
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 
 /** The Python packages the server imports, with the requirement pip installs for each. */
@@ -102,9 +103,20 @@ export type Runner = (
   env: Record<string, string | undefined>,
 ) => Promise<{ code: number | null; stdout: string; stderr: string }>;
 
+/**
+ * Every Python the client starts runs isolated (`-I`: neither its working directory nor PYTHONPATH is on its
+ * import path, so a workspace's `json.py` or `logging.py` never runs in it) in a folder that is not the workspace
+ * (`NEUTRAL_CWD`); the bundled server folder is put on the import path by the command itself (`BOOT`'s first
+ * argument, empty when there is none). The server learns its workspace from the LSP `initialize` request.
+ */
+export const ISOLATED = '-I';
+export const NEUTRAL_CWD = os.tmpdir();
+const BOOT = 'import sys; d = sys.argv.pop(1); d and sys.path.insert(0, d)';
+
 /** Prints, as JSON, which of the modules the server needs can be found, and where tritonlens comes from. */
 export const PROBE_SCRIPT = [
-  'import importlib.util, json, sys',
+  BOOT,
+  'import importlib.util, json',
   'mods = ["tritonlens"] + sys.argv[1:]',
   'found = {m: importlib.util.find_spec(m) is not None for m in mods}',
   'spec = importlib.util.find_spec("tritonlens")',
@@ -146,11 +158,12 @@ export async function probeInterpreter(
   run: Runner,
   env: Record<string, string | undefined>,
   modules: readonly string[] = SERVER_MODULES.map((m) => m.module),
+  bundledServerDir?: string,
 ): Promise<Probe> {
   const [exe, ...pre] = interpreter.command;
   let result;
   try {
-    result = await run(exe, [...pre, '-c', PROBE_SCRIPT, ...modules], env);
+    result = await run(exe, [...pre, ISOLATED, '-c', PROBE_SCRIPT, bundledServerDir ?? '', ...modules], env);
   } catch (err) {
     return { ok: false, error: String((err as Error)?.message ?? err), missing: [] };
   }
@@ -192,7 +205,7 @@ export function installCommand(
   if (reqs.length === 0) {
     return undefined;
   }
-  return [...interpreter.command, '-m', 'pip', 'install', ...reqs];
+  return [...interpreter.command, ISOLATED, '-m', 'pip', 'install', ...reqs];
 }
 
 /** Reads requirement lines written at package time (`name>=x` per line); falls back to SERVER_MODULES. */
@@ -211,8 +224,15 @@ export function parseRequirements(text: string | undefined): { module: string; r
   return out.length > 0 ? out : [...SERVER_MODULES];
 }
 
-/** The server process: `<python> -m tritonlens serve`. */
-export function serverCommand(interpreter: Interpreter): { command: string; args: string[] } {
+/** The server process: `<python> -I -m tritonlens serve`, or with a bundled server
+ * `<python> -I -c <BOOT; run the CLI> <bundled server folder> serve`; started in NEUTRAL_CWD. */
+export function serverCommand(
+  interpreter: Interpreter,
+  bundledServerDir?: string,
+): { command: string; args: string[]; cwd: string } {
   const [command, ...pre] = interpreter.command;
-  return { command, args: [...pre, '-m', 'tritonlens', 'serve'] };
+  const start = bundledServerDir
+    ? ['-c', `${BOOT}; from tritonlens.cli import main; sys.exit(main())`, bundledServerDir]
+    : ['-m', 'tritonlens'];
+  return { command, args: [...pre, ISOLATED, ...start, 'serve'], cwd: NEUTRAL_CWD };
 }

@@ -8,6 +8,7 @@ import { LanguageClient, LanguageClientOptions, ServerOptions, StaticFeature, Dy
 import {
   Interpreter,
   installCommand,
+  NEUTRAL_CWD,
   parseRequirements,
   probeInterpreter,
   resolveInterpreter,
@@ -45,7 +46,7 @@ export function readWorkspaceSettings(problems?: SettingProblem[]): ServerSettin
 
 const runProcess: Runner = (command, args, env) =>
   new Promise((resolve, reject) => {
-    cp.execFile(command, args, { env, timeout: 60_000, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
+    cp.execFile(command, args, { env, cwd: NEUTRAL_CWD, timeout: 60_000, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err && typeof (err as NodeJS.ErrnoException).code === 'string') {
         reject(err); // could not start it at all (ENOENT, EACCES)
         return;
@@ -216,8 +217,10 @@ export class ServerManager {
       return;
     }
 
-    const { command, args } = serverCommand(interpreter);
-    const serverOptions: ServerOptions = { command, args, options: { env, cwd: folder?.uri.fsPath } };
+    // isolated, outside the workspace: nothing of the workspace is on its import path (it gets the root from
+    // `initialize`)
+    const { command, args, cwd } = serverCommand(interpreter, this.bundledServerDir);
+    const serverOptions: ServerOptions = { command, args, options: { env, cwd } };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file', language: 'python' }],
       initializationOptions: initializationOptions(this.settings),
@@ -255,7 +258,7 @@ export class ServerManager {
   private async ensureImportable(interpreter: Interpreter, env: Record<string, string | undefined>): Promise<boolean> {
     const requirements = this.requirements();
     const modules = requirements.map((r) => r.module);
-    let probe = await probeInterpreter(interpreter, runProcess, env, modules);
+    let probe = await probeInterpreter(interpreter, runProcess, env, modules, this.bundledServerDir);
     if (probe.error) {
       this.log.error(`${interpreter.command.join(' ')} could not be run: ${probe.error}`);
       void vscodeapi.showErrorMessage(`tritonlens: ${interpreter.command[0]} could not be run. Set tritonlens.interpreter.`);
@@ -297,7 +300,7 @@ export class ServerManager {
       });
       return false;
     }
-    probe = await probeInterpreter(interpreter, runProcess, env, modules);
+    probe = await probeInterpreter(interpreter, runProcess, env, modules, this.bundledServerDir);
     return probe.ok;
   }
 
@@ -310,7 +313,7 @@ export class ServerManager {
   private runPip(command: string[], env: Record<string, string | undefined>): Promise<boolean> {
     this.log.info(`$ ${command.join(' ')}`);
     return new Promise((resolve) => {
-      const child = cp.spawn(command[0], command.slice(1), { env });
+      const child = cp.spawn(command[0], command.slice(1), { env, cwd: NEUTRAL_CWD });
       child.stdout.on('data', (d: Buffer) => this.log.info(d.toString().trimEnd()));
       child.stderr.on('data', (d: Buffer) => this.log.warn(d.toString().trimEnd()));
       child.on('error', (err) => {

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import {
   expandVariables,
   installCommand,
+  NEUTRAL_CWD,
   Interpreter,
   parseRequirements,
   probeInterpreter,
@@ -95,13 +96,17 @@ test('variables: ${userHome}, ~ and ${workspaceFolder}', () => {
   assert.equal(expandVariables('python~3', vars), 'python~3');
 });
 
-test('server command is <python> [args] -m tritonlens serve', () => {
+test('server command: <python> [args] -I -m tritonlens serve, outside the workspace', () => {
   assert.deepEqual(serverCommand({ command: ['/opt/py'], source: 'setting' }), {
-    command: '/opt/py', args: ['-m', 'tritonlens', 'serve'],
+    command: '/opt/py', args: ['-I', '-m', 'tritonlens', 'serve'], cwd: NEUTRAL_CWD,
   });
-  assert.deepEqual(serverCommand({ command: ['conda', 'run', '-n', 't', 'python'], source: 'setting' }), {
-    command: 'conda', args: ['run', '-n', 't', 'python', '-m', 'tritonlens', 'serve'],
-  });
+  assert.deepEqual(serverCommand({ command: ['conda', 'run', '-n', 't', 'python'], source: 'setting' }).args,
+    ['run', '-n', 't', 'python', '-I', '-m', 'tritonlens', 'serve']);
+  // a bundled server comes from the folder the command names (PYTHONPATH is ignored under -I)
+  const bundled = serverCommand({ command: ['/opt/py'], source: 'setting' }, '/ext/dist/server');
+  assert.deepEqual(bundled.args.slice(0, 2), ['-I', '-c']);
+  assert.deepEqual(bundled.args.slice(3), ['/ext/dist/server', 'serve']);
+  assert.notEqual(NEUTRAL_CWD, '');
 });
 
 test('the bundled server goes first on PYTHONPATH, keeping the user one', () => {
@@ -126,8 +131,8 @@ test('probe: everything importable', async () => {
   assert.deepEqual(probe.missing, []);
   assert.equal(probe.pythonVersion, '3.12.3');
   assert.equal(calls[0][0], '/py');
-  assert.equal(calls[0][1], '-c');
-  assert.deepEqual(calls[0].slice(3), SERVER_MODULES.map((m) => m.module));
+  assert.deepEqual(calls[0].slice(1, 3), ['-I', '-c']);
+  assert.deepEqual(calls[0].slice(4), ['', ...SERVER_MODULES.map((m) => m.module)]);
 });
 
 test('probe: missing packages are listed and pip installs exactly those', async () => {
@@ -138,13 +143,13 @@ test('probe: missing packages are listed and pip installs exactly those', async 
   assert.equal(probe.ok, false);
   assert.deepEqual(probe.missing, ['pygls', 'lsprotocol', 'watchdog']);
   assert.deepEqual(installCommand(py, probe.missing, true), [
-    '/py', '-m', 'pip', 'install', 'pygls>=2.0,<3', 'lsprotocol>=2025.0.0', 'watchdog>=4',
+    '/py', '-I', '-m', 'pip', 'install', 'pygls>=2.0,<3', 'lsprotocol>=2025.0.0', 'watchdog>=4',
   ]);
 });
 
 test('pip cannot help when tritonlens itself is missing and nothing is bundled', () => {
   assert.equal(installCommand(py, ['tritonlens', 'triton'], false), undefined);
-  assert.deepEqual(installCommand(py, ['tritonlens', 'triton'], true), ['/py', '-m', 'pip', 'install', 'triton>=3.4']);
+  assert.deepEqual(installCommand(py, ['tritonlens', 'triton'], true), ['/py', '-I', '-m', 'pip', 'install', 'triton>=3.4']);
 });
 
 test('probe: an interpreter that cannot run is an error, not a crash', async () => {
@@ -182,10 +187,10 @@ const python3 = (() => {
   }
 })();
 
-test('probe with a real Python: the server folder on PYTHONPATH makes tritonlens importable', { skip: !python3 && 'no python3' }, async () => {
+test('probe with a real Python: the bundled server folder makes tritonlens importable', { skip: !python3 && 'no python3' }, async () => {
   const interpreter: Interpreter = { command: [python3!], source: 'setting' };
   const serverDir = path.join(__dirname, '..', '..', 'server');
-  const withServer = await probeInterpreter(interpreter, realRunner, serverEnv(serverDir, { PATH: process.env.PATH }), ['json', 'no_such_module_xyz']);
+  const withServer = await probeInterpreter(interpreter, realRunner, serverEnv(serverDir, { PATH: process.env.PATH }), ['json', 'no_such_module_xyz'], serverDir);
   assert.equal(withServer.error, undefined);
   assert.deepEqual(withServer.missing, ['no_such_module_xyz']);
   assert.match(withServer.tritonlensOrigin ?? '', /server[\\/]tritonlens[\\/]__init__\.py$/);

@@ -159,25 +159,28 @@ class _Worker:
         # the folders its imports may read (compiler.sandbox.read_rules): fixed when it starts, so a job from a
         # workspace it was not started for restarts it with that one added (`covers`)
         self.reads: tuple[str, ...] = ()
+        self.cwd: str | None = None  # the working directory its imports get (`job_cwd`)
 
-    def covers(self, reads: tuple[str, ...]) -> bool:
-        return all(any(sandbox.within(r, have) for have in self.reads) for r in reads)
+    def covers(self, reads: tuple[str, ...], cwd: str | None = None) -> bool:
+        return all(any(sandbox.within(r, have) for have in self.reads) for r in reads) \
+            and (cwd is None or cwd == self.cwd)
 
     @property
     def trail(self) -> str | None:
         return os.path.join(self.root, "w", "trail") if self.root else None
 
-    def start(self, reads: tuple[str, ...] = ()) -> None:
+    def start(self, reads: tuple[str, ...] = (), cwd: str | None = None) -> None:
         import tempfile
 
         from ..device.targets import local_gpu_target
 
         self.reads = tuple(dict.fromkeys([*self.reads, *reads]))
+        self.cwd = cwd or os.getcwd()
         self.root = tempfile.mkdtemp(prefix="tritonlens-worker-")
         folder = os.path.join(self.root, "w")
         # started isolated, in its own folder; it confines itself before anything of the workspace can load, then
-        # takes this process's working directory as `python -m` here would have (compiler.sandbox.boot)
-        argv, env = sandbox.command(self.python, "tritonlens.compiler.worker:main", [], folder, cwd=os.getcwd(),
+        # takes `cwd` as `python -m` there would have (compiler.sandbox.boot)
+        argv, env = sandbox.command(self.python, "tritonlens.compiler.worker:main", [], folder, cwd=self.cwd,
                                     gpu=local_gpu_target() is not None, tools=os.path.join(self.root, "tools"),
                                     extra_env=self.env, reads=list(self.reads))
         job_r, job_w = os.pipe()
@@ -358,11 +361,11 @@ class CompileService:
                     self._running[job.id] = (job, w)
                     self._started[job.id] = time.perf_counter()
                 try:
-                    need = job_reads(job)
-                    if w.alive and not w.covers(need):
+                    need, cwd = job_reads(job), job_cwd(job)
+                    if w.alive and not w.covers(need, cwd):
                         w.kill()  # its reads were fixed at its start: it starts again with this workspace too
                     if not w.alive:
-                        w.start(need)
+                        w.start(need, cwd)
                     if job.id in self._cancelled:
                         fut.set_result(_failed(job, "Cancelled", CANCELLED))
                     else:
@@ -429,6 +432,17 @@ class CompileService:
                 return _failed(job, "WorkerCrash",
                                f"the compiler process crashed ({why}) while compiling {job.qualname}; "
                                "the worker was restarted")
+
+
+def job_cwd(job: CompileJob) -> str:
+    """The working directory a job's imports get: this process's, as `python -m` here would have given — unless it
+    lies outside the job's workspace (a language server started in a folder of its own, the workspace named by the
+    client), where the workspace is."""
+    here = os.getcwd()
+    root = job.workspace_root
+    if root and not sandbox.within(os.path.realpath(here), os.path.realpath(root)):
+        return os.path.abspath(root)
+    return here
 
 
 def job_reads(job: CompileJob) -> tuple[str, ...]:

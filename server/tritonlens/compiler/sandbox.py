@@ -60,26 +60,42 @@ SUPPORT = ("landlock", "pyseccomp")  # pure Python (ctypes): they load in any in
 
 
 def support_modules() -> dict[str, str]:
-    """Where this interpreter's sandbox modules are: a worker under another interpreter (another venv, another
-    Triton) that lacks them loads these files (`load_support`) rather than run unconfined."""
-    import importlib.util
+    """Where tritonlens's own environment has the sandbox modules: a confined process loads these files
+    (`load_support`), never what its import path would find — the checking process's `sys.path` may start with the
+    working directory (`python -m` in a workspace) or hold PYTHONPATH (a `src/` layout), where a repository's
+    `pyseccomp.py` would run before the sandbox it was meant to build. Found in `own_path()` alone."""
+    import importlib.machinery
 
     found = {}
+    search = own_path()
     for name in SUPPORT:
         try:
-            spec = importlib.util.find_spec(name)
+            spec = importlib.machinery.PathFinder.find_spec(name, search)
         except (ImportError, ValueError):
             continue
-        if spec is not None and spec.origin:
+        if spec is not None and spec.origin and os.path.isfile(spec.origin):
             found[name] = spec.origin
     return found
 
 
+def own_path() -> list[str]:
+    """The import folders of tritonlens's own environment: tritonlens's package root, the interpreter's standard
+    library and site folders — never the working directory, PYTHONPATH, or what a `.pth` file adds (an editable
+    install of the workspace itself)."""
+    real = os.path.realpath
+    prefixes = [real(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, venv_prefix()}
+                if p]
+    ours = [p for p in sys.path if p and os.path.isabs(p) and any(within(real(p), x) for x in prefixes)]
+    return list(dict.fromkeys([PACKAGE_ROOT, *ours, *_site_dirs()]))
+
+
 def load_support(origins: dict[str, str]) -> None:
+    """Load the sandbox modules from the files `support_modules` named (tritonlens's environment), whatever this
+    process's import path would find."""
     import importlib.util
 
     for name, origin in origins.items():
-        if importlib.util.find_spec(name) is not None or not os.path.isfile(origin):
+        if name not in SUPPORT or name in sys.modules or not os.path.isfile(origin):
             continue
         folder = os.path.dirname(origin) if os.path.basename(origin) == "__init__.py" else None
         spec = importlib.util.spec_from_file_location(name, origin,
@@ -637,6 +653,12 @@ def load_site() -> None:
         print(f"tritonlens: the interpreter's site failed to load ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
+def loaded_files() -> list[str]:
+    """The files of every module this process has loaded so far: what ran before the sandbox was up, for doctor and
+    the attack tests (none may lie in a workspace or on PYTHONPATH)."""
+    return sorted({f for m in list(sys.modules.values()) if isinstance(f := getattr(m, "__file__", None), str)})
+
+
 def boot(box_json: str, argv: list[str]) -> None:
     """The first thing a confined process runs (`command`): confine, then take the working directory and import
     path the process would have had, then run the entry point. Until confine() returns only the standard library
@@ -656,6 +678,7 @@ def boot(box_json: str, argv: list[str]) -> None:
     users = user_path(skip=PACKAGE_ROOT)
     search = import_search(skip=PACKAGE_ROOT)
     STATE = confine(box["folder"], programs(box.get("tools"), gpu, search), gpu, box.get("reads") or [], search)
+    STATE["loaded_before"] = loaded_files()
     load_site()
     module, _, function = box["entry"].partition(":")
     entry = getattr(importlib.import_module(module), function or "main")  # tritonlens's own, before the paths

@@ -181,15 +181,17 @@ class AutoCapturer:
             from .capture_nogpu import ENV_GPU
 
             env[ENV_GPU] = device.gpu.key
-            job = {"folder": folder, "tools": os.path.join(box_root, "tools"), "support": sandbox.support_modules(),
-                   "root": os.path.abspath(root), "path": os.path.abspath(path),
+            job = {"root": os.path.abspath(root), "path": os.path.abspath(path),
                    "launchers": [{"kind": x.kind, "path": x.path, "names": list(x.names),
                                   "label": x.describe(path)} for x in found]}
+            # started as a compile worker is: isolated (-I -S), confined before anything of the workspace or
+            # PYTHONPATH loads, the site loaded once confined (compiler.sandbox.boot)
+            argv, _ = sandbox.command(self.python, "tritonlens.gpu.autocapture_run:run", [json.dumps(job)], folder,
+                                      tools=os.path.join(box_root, "tools"),
+                                      reads=[root, os.path.dirname(os.path.abspath(path))])
             log = os.path.join(box_root, "output.txt")
             with open(log, "wb") as out:
-                # -S: the site loads once the run is confined (autocapture_run._confine)
-                proc = subprocess.Popen([self.python, "-S", "-m", "tritonlens.gpu.autocapture_run", json.dumps(job)],
-                                        stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                                         cwd=folder, close_fds=True, start_new_session=hasattr(os, "killpg"))
                 outcome = self._wait(proc)
             tail = _tail(log)

@@ -1,6 +1,7 @@
-"""`python -m tritonlens.gpu.autocapture_run JOB_JSON`: the process that runs a kernel file's launch code for
-`gpu/autocapture.py`. It confines itself (compiler/sandbox.py, as a compile worker does) before anything of the
-workspace can load — it starts in its own empty folder, with the workspace not on `sys.path` — then installs the
+"""The process that runs a kernel file's launch code for `gpu/autocapture.py`, started as a compile worker is
+(`compiler.sandbox.command`: `python -I -S`, in a folder of its own, the sandbox's modules from tritonlens's own
+environment), so that it is confined (`sandbox.boot`) before anything of the workspace or PYTHONPATH can load and
+before the interpreter's site runs; `main` then installs the
 no-GPU capture hook and runs each launcher in turn: a `__main__` block or script with `runpy`, test functions with
 pytest (or, without pytest, each test function that takes no argument). Each compile is recorded with what launched
 it (`launched_by`). What a launcher raises ends that launcher, not the run; the last one's failure is the exit code.
@@ -12,21 +13,6 @@ import os
 import sys
 import traceback
 from typing import Any
-
-
-def _confine(job: dict[str, Any]) -> dict[str, Any]:
-    from ..compiler import sandbox
-    from ..device.answers import prepare_tools
-
-    sandbox.load_support(job.get("support") or {})
-    prepare_tools(job["tools"])
-    # started with -S (gpu/autocapture.py): the interpreter's site (a committed venv's `.pth` code, sitecustomize)
-    # loads only now, confined, as in a compile worker
-    search = sandbox.import_search()
-    state = sandbox.confine(job["folder"], sandbox.programs(job["tools"], False, search), False,
-                            [job["root"], os.path.dirname(job["path"])], search)
-    sandbox.load_site()
-    return state
 
 
 def _set_launcher(label: str) -> None:
@@ -100,10 +86,17 @@ def _run_tests(path: str, names: list[str], label: str, kernel_file: str) -> Non
             traceback.print_exc()
 
 
+def run(argv: list[str]) -> None:
+    """The entry `sandbox.boot` calls once the process is confined."""
+    sys.exit(main(argv))
+
+
 def main(argv: list[str]) -> int:
-    job = json.loads(argv[0])
-    state = _confine(job)  # before any thread: Landlock binds the calling thread and what it starts
+    from ..compiler import sandbox
     from ..compiler.worker import _exit_with_parent
+
+    job = json.loads(argv[0])
+    state = sandbox.STATE or {"missing": ["not started confined (compiler.sandbox.command)"]}
 
     _exit_with_parent()  # the run must not outlive what started it (a server killed while a test runs)
     if not state.get("on"):
@@ -145,7 +138,3 @@ def main(argv: list[str]) -> int:
             print(f"tritonlens autocapture: {failed}", flush=True)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -32,7 +32,7 @@ class EnvironmentCheck:
         from ..doctor import diagnose
 
         try:
-            self.diagnosis = await in_daemon_thread(diagnose, os.getcwd(), ls.workspace_root)
+            self.diagnosis = await in_daemon_thread(diagnose, ls.workspace_root or os.getcwd(), ls.workspace_root)
         except Exception as exc:  # noqa: BLE001 — a broken check must not stop the server
             ls.log(f"tritonlens doctor failed: {type(exc).__name__}: {exc}", types.MessageType.Warning)
             return None
