@@ -21,6 +21,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .source import split_lines
+
 ESSENTIAL = "fail"
 
 
@@ -110,7 +112,7 @@ def probe_import(cwd: str, python: str = sys.executable, timeout: float = 120.0)
         try:
             run = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=timeout, env=env,
                                  stdin=subprocess.DEVNULL)
-            return json.loads(run.stdout.strip().splitlines()[-1])
+            return json.loads(split_lines(run.stdout.strip())[-1])
         except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
             return {"ok": False, "error": f"could not run {python}: {type(exc).__name__}: {exc}"}
 

@@ -1,5 +1,5 @@
-"""Source files and text helpers shared by the stages: a file read as UTF-8 text (`read_source`), source
-segments of AST nodes in linear time, top-level comma splitting.
+"""Source files and text helpers shared by the stages: a file read as UTF-8 text (`read_source`), its lines as
+Python numbers them (`split_lines`), source segments of AST nodes in linear time, top-level comma splitting.
 
 `ast.get_source_segment` splits the whole text on every call, which is quadratic over a file with many calls
 (launch-site scans ask thousands of times per file). `SourceText` splits once, the same way (\\r\\n, \\r, \\n), and
@@ -16,6 +16,22 @@ from collections import OrderedDict
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """The lines of `text` as Python's tokenizer numbers them, and the LSP and editors with it: broken at \\r\\n,
+    \\r and \\n only. The one line-numbering of every position tritonlens maps to text (ast's line numbers, a
+    finding's line, an edit's range, a hint's line, a hover's position). `str.splitlines()` also breaks at \\f,
+    \\v, \\x1c-\\x1e, \\x85, U+2028 and U+2029, which a Python file may hold in a comment or a string: every
+    line after one would be off by one. Like `splitlines`, a final line break opens no empty last line."""
+    if keepends:
+        return _LINE.findall(text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 class SourceText:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -24,7 +40,7 @@ class SourceText:
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = _LINE.findall(self.text)
+            self._lines = split_lines(self.text, keepends=True)
         return self._lines
 
     def segment(self, node: ast.AST) -> str | None:

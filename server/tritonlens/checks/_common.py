@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from ..ir.linemap import same_file
 from ..model import Finding, Related
-from ..source import parse_module
+from ..source import parse_module, split_lines
 
 # ---------------------------------------------------------------- source text
 
@@ -49,7 +49,7 @@ class SourceIndex:
     def __init__(self, text: str, scope: tuple[int, int] | None = None):
         """`scope` (first, last line of a kernel): assignments are read only there and at module level, so that a
         name another kernel of the file also assigns does not leak into this kernel's causes."""
-        self.lines = text.split("\n")
+        self.lines = split_lines(text)
         self.by_stamp: dict[tuple[int, int], list[CallSite]] = {}
         self.assigns: dict[str, list[ast.expr]] = {}
         try:

@@ -6,6 +6,7 @@ import sys
 
 from ..model import STAGES
 from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, compile_flags, rel, settings_from
+from ..source import split_lines
 
 
 def add_parser(sub) -> None:
@@ -63,7 +64,7 @@ def run(args) -> int:
 
     ctx = CheckContext(kr.kernel, cs.spec, art, settings)
     parsed = getattr(ctx, args.stage if args.stage != "ttir" else "ttir")
-    lines = text.splitlines()
+    lines = split_lines(text)
     for ir_line in parsed.linemap.lines_for(args.line, os.path.abspath(path)):
         print(f"{ir_line:6d}  {lines[ir_line - 1]}")
     return EXIT_OK

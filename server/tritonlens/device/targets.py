@@ -10,6 +10,8 @@ import re
 import shutil
 import subprocess
 
+from ..source import split_lines
+
 DEFAULT_TARGET = "cuda:90"
 
 
@@ -42,7 +44,7 @@ def _visible_cuda_cap(smi_csv: str, visible: str | None) -> str | None:
     """The compute capability of the GPU a CUDA program would use first: the first of CUDA_VISIBLE_DEVICES (an
     index or a UUID prefix), else GPU 0. `smi_csv` is `nvidia-smi --query-gpu=index,uuid,compute_cap` output."""
     rows = []
-    for ln in smi_csv.splitlines():
+    for ln in split_lines(smi_csv):
         parts = [p.strip() for p in ln.split(",")]
         if len(parts) == 3 and re.fullmatch(r"\d+\.\d+", parts[2]):
             rows.append(parts)
@@ -76,7 +78,7 @@ def local_gpu_name() -> str | None:
                               "--format=csv,noheader"], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    rows = [[p.strip() for p in ln.split(",", 2)] for ln in out.splitlines() if ln.count(",") >= 2]
+    rows = [[p.strip() for p in ln.split(",", 2)] for ln in split_lines(out) if ln.count(",") >= 2]
     visible = (os.environ.get("CUDA_VISIBLE_DEVICES") or "").split(",")[0].strip()
     for index, uuid, name in rows:
         if not visible or visible == index or (visible.startswith(("GPU-", "MIG-")) and uuid.startswith(visible[:12])):

@@ -14,6 +14,7 @@ from ..model import Finding, KernelReport
 from .edit import Edit, apply_edits
 from .hints import fixable
 from .search import Fix, Search
+from ..source import split_lines
 
 MAX_ROUNDS = 4
 
@@ -37,8 +38,8 @@ class FileFix:
         return self.text != self.original
 
     def diff(self, name: str) -> str:
-        return "".join(difflib.unified_diff(self.original.splitlines(keepends=True),
-                                            self.text.splitlines(keepends=True), f"a/{name}", f"b/{name}"))
+        return "".join(difflib.unified_diff(split_lines(self.original, keepends=True),
+                                            split_lines(self.text, keepends=True), f"a/{name}", f"b/{name}"))
 
 
 def preferred_fix(checker, settings, path: str, text: str, kr: KernelReport, f: Finding,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..source import split_lines
+
 
 @dataclass(frozen=True)
 class Position:
@@ -37,7 +39,7 @@ class Edit:
 def apply_edits(text: str, edits: list[Edit]) -> str:
     """`text` with `edits` applied, as an editor applies one workspace edit: every range refers to the original text,
     and the edits do not overlap."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     starts = [0]
     for ln in lines:
         starts.append(starts[-1] + len(ln))
@@ -55,7 +57,7 @@ def fit_argument(text: str, edit: Edit) -> Edit:
     is written: after a trailing comma no second one (`f(a,, b=1)` does not parse), and on a line of its own at the
     arguments' indent when the parenthesis stands alone on its line. Any other edit is returned as it is."""
     r = edit.range
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     if r.start != r.end or not edit.new_text.startswith(", ") or r.start.line >= len(lines):
         return edit
     head = lines[r.start.line][:r.start.character]

@@ -14,6 +14,7 @@ from ..units import fmt_bytes
 from ..report.irviews import SpecView, compiled_specs
 from . import configs
 from .edit import Edit, apply_edits
+from ..source import split_lines
 
 TELL = "Tell tritonlens: "  # the title of a fix that edits only a hint: what tritonlens assumes, not the program
 _MARKER = "# tritonlens: "
@@ -38,7 +39,7 @@ def format_hint(indent: str, values: dict[str, str]) -> str:
 def apply_hint(text: str, kernel: KernelInfo, values: dict[str, str]) -> tuple[list[Edit], str, int]:
     """Set `values` in every hint line directly above the kernel's decorators, or insert one hint line there.
     Returns (edits, new text, lines inserted above the kernel)."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     edits: list[Edit] = []
     if kernel.hints:
         for hint in kernel.hints:

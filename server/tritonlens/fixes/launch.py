@@ -23,6 +23,7 @@ from ..model import CompiledSpec, Finding, KernelReport, Spec, SpecVariant
 from ..report.irviews import compiled_specs
 from .configs import holding, metric_changes
 from .edit import Edit, apply_edits, fit_argument
+from ..source import split_lines
 
 MAX_WARPS = 16
 _LAUNCH_ORIGIN = re.compile(r"launch at (?P<file>[^:]+):(?P<line>\d+)$")
@@ -45,7 +46,7 @@ def launch_calls(text: str, kernel_name: str) -> list[LaunchCall]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
-    lines = text.splitlines()
+    lines = split_lines(text)
 
     def char(line: int, byte_col: int) -> int:  # ast columns are UTF-8 byte offsets
         raw = lines[line - 1].encode() if 0 < line <= len(lines) else b""

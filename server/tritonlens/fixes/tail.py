@@ -32,7 +32,7 @@ from typing import Any, Iterator
 from ..checks.registry import fix_strategies
 from ..model import Finding, KernelReport
 from ..report.irviews import SpecView, compiled_specs
-from ..source import parse_module
+from ..source import parse_module, split_lines
 from .edit import Edit, apply_edits
 
 _ACCESS = {"load": 1, "store": 2}  # the positional index of `mask` in tl.load / tl.store
@@ -318,7 +318,7 @@ class _Text:
     """The file's lines and UTF-8 column conversion (ast columns count bytes)."""
 
     def __init__(self, text: str) -> None:
-        self.lines = text.splitlines(keepends=True)
+        self.lines = split_lines(text, keepends=True)
         self.newline = "\r\n" if "\r\n" in text else "\n"
 
     def char(self, line: int, byte_col: int) -> int:
@@ -373,7 +373,7 @@ def _splice(t: _Text, first: int, last: int, spans, node: ast.AST, text: str) ->
     block = "".join(_cut(t, first, last, [*spans, (t.start(node), t.end(node))]))
     line, col = t.start(node)
     at = sum(len(x) for x in t.lines[first - 1:line - 1]) + col
-    return (block[:at] + text + block[at:]).splitlines(keepends=True)
+    return split_lines(block[:at] + text + block[at:], keepends=True)
 
 
 def _cut(t: _Text, first: int, last: int, spans) -> list[str]:
@@ -387,7 +387,7 @@ def _cut(t: _Text, first: int, last: int, spans) -> list[str]:
         return starts[p[0] - first] + p[1]
     for a, b in sorted(spans, key=lambda s: off(s[0]), reverse=True):
         block = block[:off(a)] + block[off(b):]
-    return block.splitlines(keepends=True)
+    return split_lines(block, keepends=True)
 
 
 def _indent(lines: list[str], unit: str) -> list[str]:
@@ -625,7 +625,7 @@ def _plan_loop(t: _Text, fn: ast.FunctionDef, mask: _Mask, loop: ast.For, access
 
 def apply_plan(text: str, p: Plan) -> tuple[list[Edit], str]:
     """The edit over the replaced lines and the new text."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     old = lines[p.last - 1]
     if old.endswith(("\n", "\r")):
         edit = Edit.replace(p.first - 1, 0, p.last, 0, "".join(p.new_lines))

@@ -17,6 +17,7 @@ from ..sidecar import find_workspace_root
 from .configs import holding
 from .edit import Edit, Position, Range, apply_edits
 from .launch import LaunchCandidate
+from ..source import split_lines
 
 CODES = {"LAUNCH004"}
 MAX_PROPOSALS = 3
@@ -151,7 +152,7 @@ def proposal_candidates(kr: KernelReport, f: Finding, text: str | None, measured
         edit = None
         if sources and text is not None:
             last = sources[-1]
-            lines = text.splitlines()
+            lines = split_lines(text)
             line, col = last.call[0], last.call[1]
             call_text = lines[line - 1][col:] if line - 1 < len(lines) else ""
             prefix = call_text.split("(", 1)[0].strip() or "triton.Config"

@@ -5,7 +5,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..source import parse_module
+from ..source import parse_module, split_lines
 from .scope import AUTOTUNE, ModuleScope, call_arg, decorator_kind
 
 
@@ -53,7 +53,7 @@ def config_sources(path: str, text: str, def_line: int) -> list[ConfigSource] | 
     calls = configs.elts
     if not all(isinstance(c, ast.Call) and scope.resolve(c.func) == "triton.Config" for c in calls):
         return None
-    lines = text.splitlines()
+    lines = split_lines(text)
 
     def col(line: int, byte_col: int) -> int:
         raw = lines[line - 1].encode() if 0 < line <= len(lines) else b""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..device.config_eval import ConfigEvaluator
 from .hints import hint_lines_above
 from ..model import Finding, KernelInfo, Param
-from ..source import is_main_guard, parse_module
+from ..source import is_main_guard, parse_module, split_lines
 from .config_code import config_program, evaluate_configs, reads_module
 from .params import infer_params
 from .scope import AUTOTUNE, HEURISTICS, JIT, ModuleScope, call_arg, decorator_kind
@@ -66,7 +66,7 @@ def discover(path: str, text: str, workspace_root: str | None = None, target: st
         result.errors.append(Finding(path, 1, 1, 1, 2, "SRC001", "error", f"cannot parse: {exc}"))
         return result
     scope = ModuleScope(path, text, tree, workspace_root)
-    lines = text.splitlines()
+    lines = split_lines(text)
     module_defs = scope.defs
     for stmt, branch, defs in _module_statements(scope, tree.body, (), module_defs):
         # Inside a branch, a helper called by name is the one that branch defines (`if HAS_TLE: def h ... else:
@@ -148,7 +148,7 @@ def _if_statements(scope: ModuleScope, node: ast.If, branch: tuple[str, ...], de
     header = f"{keyword} {_one_line(scope.segment(node.test))}:"
     yield from _module_statements(scope, node.body, branch + (header,), _with_defs(defs, node.body))
     orelse = node.orelse
-    if len(orelse) == 1 and isinstance(orelse[0], ast.If) and scope.text.splitlines()[orelse[0].lineno - 1][
+    if len(orelse) == 1 and isinstance(orelse[0], ast.If) and split_lines(scope.text)[orelse[0].lineno - 1][
             orelse[0].col_offset:].lstrip().startswith("elif"):
         yield from _if_statements(scope, orelse[0], branch, defs, "elif")
     elif orelse:
@@ -383,7 +383,7 @@ def _module_name(file: str, root: str | None) -> str:
 
 
 def _hash(scope: ModuleScope, fn: ast.FunctionDef, k: KernelInfo) -> str:
-    lines = scope.text.splitlines()
+    lines = split_lines(scope.text)
     h = hashlib.sha256()
     h.update("\n".join(lines[k.decorator_line - 1:k.end_line]).encode())
     for name in k.helpers:

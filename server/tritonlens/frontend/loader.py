@@ -15,11 +15,10 @@ import ast
 import builtins
 import copy
 import io
-import re
 import tokenize
 from dataclasses import dataclass, field
 
-from ..source import is_main_guard, parse_module
+from ..source import is_main_guard, parse_module, split_lines
 
 # Statements that only bind names and whose right-hand side we accept to evaluate at import.
 _BINDING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
@@ -487,7 +486,7 @@ class _Source:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+        self.lines = split_lines(text, keepends=True)
         self._tokens: list[tokenize.TokenInfo] | None = None
 
     def line(self, n: int) -> str:  # 1-based

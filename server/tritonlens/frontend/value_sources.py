@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..source import parse_module, read_source
+from ..source import parse_module, read_source, split_lines
 from .launches import evaluate, is_unknown
 
 Span = tuple[int, int, int, int]  # 0-based line, character; end line, end character (a TextEdit's range)
@@ -48,7 +48,7 @@ class ValueSource:
 class _Text:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = text.splitlines()
+        self.lines = split_lines(text)
 
     def char(self, line: int, byte_col: int) -> int:  # ast columns are UTF-8 byte offsets
         raw = self.lines[line - 1].encode() if 0 < line <= len(self.lines) else b""

@@ -42,6 +42,7 @@ from ..model import timing_reliable
 from ..report.cost import bench_file, launch_bytes, static_floor_us
 from ..units import fmt_bytes, fmt_us
 from ..settings import target_arg
+from ..source import split_lines
 
 EXIT_OK, EXIT_ERROR = 0, 2
 DEFAULT_PER_KERNEL = 12
@@ -219,7 +220,7 @@ def _child_main(job_file: str) -> int:
             times.sort()
             out = {"n": n, "time_us": times[len(times) // 2], "time_min_us": times[0], "timed": len(times)}
         except Exception as exc:  # noqa: BLE001 — one spec's failure is reported, the others go on
-            out = {"n": n, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]}
+            out = {"n": n, "error": f"{type(exc).__name__}: {split_lines(str(exc))[0] if str(exc) else ''}"[:300]}
             if "CUDA" in str(exc) or "illegal" in str(exc).lower():
                 print(json.dumps(out), flush=True)
                 return 3  # the context may be poisoned: the parent restarts from the next spec
@@ -346,11 +347,11 @@ def _replay_batch(path: str, jobs: list[Job], root: str, timeout: float,
             out, err = proc.communicate()
             err = f"timed out after {timeout * len(jobs):.0f} s\n" + err
     done: dict[int, dict[str, Any]] = {}
-    for line in out.splitlines()[:4 * len(jobs) + 16]:
+    for line in split_lines(out)[:4 * len(jobs) + 16]:
         if (rec := replay_record(line, len(jobs))) is not None:
             done[rec["n"]] = rec
     if len(done) < len(jobs) and proc.returncode not in (0, 3):
-        last = (err.strip().splitlines() or ["no message"])[-1][:300]
+        last = (split_lines(err.strip()) or ["no message"])[-1][:300]
         done.setdefault(max(done) + 1 if done else 0, {"error": f"the replay process died: {last}"})
     return done
 

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable
 from ..checks.registry import facts as rule_facts
 from ..compiler import sandbox
 from ..model import Finding, KernelReport
+from ..source import split_lines
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -141,7 +142,7 @@ def parse_ncu_csv(text: str, metric_names: dict[str, str] | None = None,
 
     ncu writes one row per (launch, metric): "ID","Process ID",...,"Kernel Name",...,"Metric Name","Metric Unit",
     "Metric Value". `metric_names` maps friendly names to ncu names; unknown metrics keep their ncu name."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"') and "Metric Name" in ln), None)
     if start is None:
         return {}, 0
@@ -205,7 +206,7 @@ def run_ncu(kernel: str, cmd: list[str], *, launch_count: int = 1, launch_skip: 
             except OSError:
                 report = ""
         # an ncu that rejects a metric name measures nothing: drop the names it complains about, try once more
-        complaint = "\n".join(ln for ln in (proc.stdout + proc.stderr + report).splitlines() if "ERROR" in ln)
+        complaint = "\n".join(ln for ln in split_lines(proc.stdout + proc.stderr + report) if "ERROR" in ln)
         rejected = [k for k, v in chosen.items() if v in complaint or v.split(".")[0] in complaint]
         if attempt == 0 and rejected and len(rejected) < len(chosen):
             chosen = {k: v for k, v in chosen.items() if k not in rejected}
@@ -215,7 +216,7 @@ def run_ncu(kernel: str, cmd: list[str], *, launch_count: int = 1, launch_skip: 
     result.log = (report + "\n--- stdout\n" + proc.stdout[-4000:] + "\n--- stderr\n" + proc.stderr[-4000:])
     result.metrics, result.launches = parse_ncu_csv(report, chosen, kernel)
     if result.launches == 0:
-        tail = "\n".join((proc.stderr or proc.stdout or report).strip().splitlines()[-8:])
+        tail = "\n".join(split_lines((proc.stderr or proc.stdout or report).strip())[-8:])
         result.error = (f"ncu measured no launch of {kernel} (exit {proc.returncode})" +
                         (f":\n{tail}" if tail else ""))
     return result

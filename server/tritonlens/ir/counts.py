@@ -16,6 +16,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..source import split_lines
 from .mlir import MlirModule, _strip_loc, _top_matches, split_top
 
 _INT_TYPES = ("i1", "i8", "i16", "i32", "i64", "index")
@@ -500,7 +501,7 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
     from_dot: dict[str, int | None] = {}  # SSA value -> the loop of the dot whose result it is computed from
     in_kernel = False
     done = False
-    for n, raw in enumerate(text.splitlines(), 1):
+    for n, raw in enumerate(split_lines(text), 1):
         if done:
             break
         line = raw.strip()

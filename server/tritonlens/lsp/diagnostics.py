@@ -9,6 +9,7 @@ from pygls.uris import from_fs_path
 
 from ..ir.linemap import same_file
 from ..model import Finding
+from ..source import split_lines
 
 if TYPE_CHECKING:
     from .docstate import DocState
@@ -77,7 +78,7 @@ def diagnostics_for(st: "DocState") -> list[types.Diagnostic]:
                                  message=f"tritonlens cannot compile in this environment: {st.blocked} "
                                  "(`tritonlens doctor` says more)",
                                  severity=types.DiagnosticSeverity.Error, source=SOURCE)]
-    lines = st.text.splitlines()
+    lines = split_lines(st.text)
     out = [to_diagnostic(f, lines) for f in st.findings() if same_file(f.path, st.path)]
     if st.crashed:
         out.append(types.Diagnostic(range=types.Range(types.Position(0, 0), types.Position(0, 1)),

@@ -12,6 +12,7 @@ from pygls.uris import from_fs_path
 from ..units import fmt_bytes
 from ..report.irviews import STAGE_TITLES, compiled_specs, summary, view_for
 from ..report.tuning import tuning_markdown
+from ..source import split_lines
 
 if TYPE_CHECKING:
     from ..model import KernelReport
@@ -136,7 +137,7 @@ def register(server: "Host") -> None:
         if kr is None:
             return None
         try:
-            if line <= signature_end(st.text.splitlines(), kr.kernel.def_line):
+            if line <= signature_end(split_lines(st.text), kr.kernel.def_line):
                 text = metrics_table(st.uri, kr, ls.settings)
                 changes = getattr(ls, "kernel_changes", None)  # lens.KernelChanges: what the last save changed
                 if changes is not None and (since := changes.text(st.uri, st.path, kr)):  # a baseline's words

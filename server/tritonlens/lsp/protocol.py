@@ -4,7 +4,8 @@ pygls reads a message and builds its typed params before any handler sees it; wh
 diagnostics lack a `range`) it logs the error and drops the message, and the client waits for an answer that never
 comes. Here such a request is answered at once with InvalidParams naming the field. A request that is still running
 after its limit (`request_limits`, else `REQUEST_LIMIT_S`) is answered with RequestFailed and cancelled; a request
-after `shutdown` is answered with InvalidRequest, as the protocol asks, instead of being ignored.
+after `shutdown` is answered with InvalidRequest, as the protocol asks, instead of being ignored. The open documents
+number their lines as the editor and Python do (`SourceDocument`).
 """
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from cattrs import transform_error
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
+from pygls.workspace import TextDocument, Workspace
+
+from ..source import split_lines
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +43,17 @@ class AnsweringProtocol(LanguageServerProtocol):
         # `allow`).
         self.request_limits: dict[str, float] = {}
         self._answered_early: set[Any] = set()
+
+    # pygls makes the workspace when `initialize` arrives; its documents are made ours (see `SourceDocument`)
+    @property
+    def _workspace(self) -> Workspace | None:
+        return self.__dict__.get("_source_workspace")
+
+    @_workspace.setter
+    def _workspace(self, workspace: Workspace | None) -> None:
+        if type(workspace) is Workspace:
+            workspace.__class__ = SourceWorkspace
+        self.__dict__["_source_workspace"] = workspace
 
     def structure_message(self, data: dict[str, Any]):
         try:
@@ -88,6 +103,24 @@ class AnsweringProtocol(LanguageServerProtocol):
             self._answered_early.discard(msg_id)
             return
         super()._send_handler_result(future, msg_id=msg_id)
+
+
+class SourceDocument(TextDocument):
+    """A document whose lines are broken where the editor and Python break them (`source.split_lines`). pygls'
+    own use `str.splitlines()`, which also breaks at form feeds, U+2028 and the like: an incremental change below
+    one was applied to the line above the one the editor meant, and the buffer the server compiled was not the
+    editor's."""
+
+    @property
+    def lines(self) -> list[str]:
+        return split_lines(self.source, keepends=True)
+
+
+class SourceWorkspace(Workspace):
+    def _create_text_document(self, doc_uri: str, source: str | None = None, version: int | None = None,
+                              language_id: str | None = None) -> TextDocument:
+        return SourceDocument(doc_uri, source=source, version=version, language_id=language_id,
+                              sync_kind=self._sync_kind, position_codec=self._position_codec)
 
 
 def allow(server: Any, method: str, seconds: float) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..model import STAGES, CompiledSpec, Finding, KernelReport
+from ..source import split_lines
 
 FORMAT = 1
 _VOLATILE_METRICS = {"compile_time"}
@@ -85,7 +86,7 @@ def normalise_ir(stage: str, text: str, paths: Iterable[str] = ()) -> str:
     any of `paths`. What is left changes only when the compiler emitted something different."""
     out: list[str] = []
     in_debug = 0
-    for raw in text.splitlines():
+    for raw in split_lines(text):
         line = raw.rstrip()
         for p in paths:
             if p:
@@ -136,7 +137,7 @@ def ir_hash(normalised: str) -> str:
 
 def ir_diff(old: str, new: str, old_name: str, new_name: str, context: int = 3) -> str:
     """A unified diff of two normalised IR texts ("" when equal)."""
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+    return "".join(difflib.unified_diff(split_lines(old, keepends=True), split_lines(new, keepends=True),
                                         old_name, new_name, n=context))
 
 
@@ -660,8 +661,8 @@ def tool_versions(targets: list[str]) -> dict[str, Any]:
         smi = shutil.which("nvidia-smi")
         if smi:
             try:
-                rows = subprocess.run([smi, "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                      capture_output=True, text=True, timeout=10).stdout.strip().splitlines()
+                rows = split_lines(subprocess.run([smi, "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                                                  capture_output=True, text=True, timeout=10).stdout.strip())
                 if rows:
                     name, _, driver = rows[0].rpartition(",")
                     out["gpu"], out["driver"] = name.strip(), driver.strip()

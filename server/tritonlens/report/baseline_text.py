@@ -2,6 +2,8 @@
 JSON."""
 from __future__ import annotations
 
+from ..source import split_lines
+
 
 def diff_json(cmp, diffs: dict) -> dict:
     """`tritonlens diff --format json`: the comparison as plain data."""
@@ -72,6 +74,6 @@ def diff_text(cmp, diffs: dict, base_name: str) -> str:
                 emit(f"  IR changed: {', '.join(sd.ir_changed)}")
             text = diffs.get((kd.path, kd.kernel, sd.new_key))
             if text:
-                out.append("".join("    " + ln for ln in text.splitlines(keepends=True)))
+                out.append("".join("    " + ln for ln in split_lines(text, keepends=True)))
     emit(f"\n{n_changed} of {n_specs} spec(s) changed since the baseline")
     return "".join(out)

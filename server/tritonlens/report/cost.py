@@ -14,6 +14,7 @@ from ..units import fmt_bytes, fmt_us
 from ..device import virtual_gpu
 from ..model import clean_launch
 from ..sidecar import BENCH, sidecar_path
+from ..source import split_lines
 
 
 
@@ -52,7 +53,7 @@ def load_bench(root: str) -> dict[str, dict[str, Any]]:
         text = read_text(path)
     except (OSError, UntrustedFile):
         text = ""
-    for line in text.splitlines():
+    for line in split_lines(text):
         try:
             rec = loads(line, path) if len(line) <= 1 << 20 else None
         except UntrustedFile:

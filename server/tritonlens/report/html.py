@@ -28,6 +28,7 @@ from .irviews import _PADDING, STAGE_TITLES, view_for
 from ..model import CompiledSpec, Finding, KernelReport, Spec
 from .kernel import _spec_values, config_labels
 from ..settings import Settings
+from ..source import split_lines
 
 # The panes of a report: what a reader compares against the source. TTIR and LLIR stay out (LLIR is often
 # megabytes and `tritonlens ir` prints it).
@@ -297,7 +298,7 @@ class _Page:
         if elsewhere:
             out.append('<div class="elsewhere">' + "".join(self.finding(f) for f in elsewhere) + "</div>")
         out.append('<div class="body"><div class="source">')
-        lines = (text or "").splitlines()
+        lines = split_lines(text or "")
         for n in range(start, min(end, len(lines)) + 1):
             out.append(f'<div class="src-line" data-source-line="{n}"><span class="cost"></span>'
                        f'<span class="ln">{n}</span><code>{_e(lines[n - 1]) or " "}</code></div>')
@@ -338,7 +339,7 @@ class _Page:
             if art is None:
                 why = "cancelled"
             else:
-                first = art.error.message.strip().splitlines()[:1]
+                first = split_lines(art.error.message.strip())[:1]
                 why = f"{art.error.kind}: {first[0]}" if first else art.error.kind
             return (f'<div class="spec-panes" data-spec="{sidx}"{hidden}><div class="compile-error">did not compile '
                     f'— {_e(why)}</div></div>')

@@ -6,7 +6,7 @@ import re
 
 from ..model import SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
 from ..settings import Settings
-from ..source import parse_module
+from ..source import parse_module, split_lines
 from ..checks.registry import cost_cause
 from ..checks.verdict import limit, outcome
 from ..frontend.launchers import is_test_label
@@ -42,7 +42,7 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
         prefix = "kernel module did not load"
     else:
         prefix = "compile error"
-    first = err.message.strip().splitlines()[0] if err.message.strip() else err.kind
+    first = split_lines(err.message.strip())[0] if err.message.strip() else err.kind
     message = f"{prefix}: {first}" if not first.startswith(prefix) else first
     ours = False
     for name, why in (withheld or {}).items():
@@ -86,7 +86,7 @@ def own_failure_finding(kernel: KernelInfo, spec: Spec, err: CompileError) -> Fi
     """A compile that tritonlens itself could not finish (model.OWN_FAILURES: its memory bound or time-out, a crashed
     worker, a missing tool, its own bug): SRC007 on the def line, an info that says so and how to raise the limit —
     never the kernel's error, never a reason for exit 1."""
-    first = err.message.strip().splitlines()[0] if err.message.strip() else err.kind
+    first = split_lines(err.message.strip())[0] if err.message.strip() else err.kind
     message = (f"{kernel.display_name} not compiled here: {_OWN_PREFIX.get(err.kind, err.kind)} — {first} "
                f"(tritonlens's own limit or failure, not an error in the kernel) [{spec.describe()}]")
     return Finding(path=kernel.path, line=kernel.def_line, column=kernel.col, end_line=kernel.def_line,
@@ -108,7 +108,7 @@ def load_error_finding(kernel: KernelInfo, err: CompileError, module_execution: 
     depends on `module_execution`: under `definitions` the failing statement is one the kernels need (the slice kept
     nothing else), so switching modes cannot help."""
     detail = err.message.removeprefix("could not load the kernel's module: ").strip()
-    first = detail.splitlines()[0] if detail else err.kind
+    first = split_lines(detail)[0] if detail else err.kind
     line = err.line or kernel.def_line
     if err.kind == "LoadRefused":
         # tritonlens's limit, not the module's error: an info, and the way out for a repository the user trusts

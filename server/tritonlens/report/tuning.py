@@ -13,6 +13,7 @@ from ..checks.tuning import (KeyTuning, ProposalTiming, PrunePlan, TuningSummary
                              parse_proposal_timings, prune_plan, same_config, untimed_configs)
 from ..model import Finding, KernelReport
 from ..settings import Settings
+from ..source import split_lines
 
 CODE = "LAUNCH005"
 PROPOSALS = "proposals.jsonl"  # in .tritonlens/: bench/autotune/time_proposals.py appends to it
@@ -146,7 +147,7 @@ def proposal_timings(root: str | None, path: str, kernel: str) -> dict[frozenset
     except (OSError, UntrustedFile):
         return {}
     lines = []
-    for line in text.splitlines():
+    for line in split_lines(text):
         try:
             rec = loads(line, file) if len(line) <= 1 << 16 else None
         except UntrustedFile:
