@@ -10,6 +10,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .launch_values import show
+
 SEVERITIES = ("error", "warning", "info", "hint")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}  # 0 = most severe
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
@@ -202,13 +204,12 @@ class Spec:
             if name in self.options and self.options[name] == value:
                 continue  # a parameter named like an option (num_stages): shown once, above
             if self.signature.get(name) == "constexpr":
-                parts.append(f"{name}=tl.{value['dtype']}" if isinstance(value, dict) and "dtype" in value
-                             else f"{name}={value!r}")
+                parts.append(f"{name}={show(value)}")  # inf, (1, 2.0), tl.fp16: as the launch passed it
         for name, ty in self.signature.items():
             if ty == "constexpr":
                 continue
             if name in self.constants:
-                parts.append(f"{name}={self.constants[name]!r}")
+                parts.append(f"{name}={show(self.constants[name])}")
                 continue
             div = self.attrs.get(name, {}).get("divisibility")
             if ty.startswith("*"):

@@ -9,6 +9,7 @@ import os
 from typing import Any, Iterator
 
 from .untrusted import UntrustedFile, printable, read_text
+from ..launch_values import TAG_FIELD, decode
 from ..model import clean_descriptor
 from ..sidecar import CAPTURES, FOLDER, is_sidecar_folder
 
@@ -41,14 +42,43 @@ def _bad_scalar(value: Any) -> bool:
     return True
 
 
-def _bad_value(value: Any, depth: int = 0) -> bool:
-    """A constexpr value: a bounded scalar, or a short list of them (a tuple constexpr)."""
-    if isinstance(value, list):
-        return depth > 4 or len(value) > 256 or any(_bad_value(v, depth + 1) for v in value)
-    if isinstance(value, dict):  # {"dtype": "fp16"} / {"constexpr": 1} as triton serializes some constants
-        return depth > 4 or len(value) > 4 or any(not isinstance(k, str) or _bad_value(v, depth + 1)
-                                                  for k, v in value.items())
-    return _bad_scalar(value)
+def _legacy(obj: dict[str, Any]) -> bool:
+    """A line written before launch_values' tags: a dtype was the bare string of its name."""
+    return TAG_FIELD not in obj
+
+
+def _bad_value(value: Any, legacy: bool) -> str | None:
+    """Why a launch value (a constexpr, a config's kwarg, an autotune key) is not one launch_values reads."""
+    try:
+        decode(value, legacy)
+    except (ValueError, RecursionError) as exc:
+        return str(exc)
+    return None
+
+
+def _decoded(obj: dict[str, Any]) -> dict[str, Any]:
+    """A valid line with its launch values decoded (launch_values): inf is inf again, a dtype {"dtype": name}. An
+    argument value of a launch that does not decode is read as unknown (older readers never looked at them)."""
+    legacy = _legacy(obj)
+    for field in ("constants",):
+        if isinstance(obj.get(field), dict):
+            obj[field] = {k: decode(v, legacy) for k, v in obj[field].items()}
+    for field in ("autotune_keys", "key"):
+        if isinstance(obj.get(field), list):
+            obj[field] = decode(obj[field], legacy)
+    for field in ("configs", "pruned"):
+        for cfg in obj.get(field) or ():
+            cfg["kwargs"] = {k: decode(v, legacy) for k, v in (cfg.get("kwargs") or {}).items()}
+    launches = [obj.get("launch"), {"args": obj.get("args")}] + [c.get("launch") for c in obj.get("launch_counts") or ()]
+    for launch in launches:
+        args = launch.get("args") if isinstance(launch, dict) else None
+        for name, arg in (args.items() if isinstance(args, dict) else ()):
+            if isinstance(arg, dict) and "value" in arg:
+                try:
+                    arg["value"] = decode(arg["value"])
+                except (ValueError, RecursionError):
+                    args[name] = {"unknown": "value"}
+    return obj
 
 
 def _valid(obj: Any) -> str | None:
@@ -77,8 +107,9 @@ def _valid(obj: Any) -> str | None:
                                                for k, v in obj["signature"].items()):
         return "signature must map parameter names to type strings"
     for name, value in obj.get("constants", {}).items():
-        if _bad_value(value):
-            return f"constant {name[:80]} is not a bounded JSON scalar or list"
+        why = _bad_value(value, _legacy(obj))
+        if why:
+            return f"constant {printable(name[:80])}: {why}"
     for name, attr in obj.get("attrs", {}).items():
         if not isinstance(attr, dict):
             return f"attrs of {name[:80]} is not an object"
@@ -103,7 +134,8 @@ def _valid(obj: Any) -> str | None:
     if "no_gpu" in obj and not isinstance(obj["no_gpu"], bool):
         return "field 'no_gpu' is not a boolean"
     keys = obj.get("autotune_keys")
-    if keys is not None and (not isinstance(keys, list) or len(keys) > 4096 or any(_bad_value(k) for k in keys)):
+    if keys is not None and (not isinstance(keys, list) or len(keys) > 4096
+                             or any(_bad_value(k, _legacy(obj)) for k in keys)):
         return "field 'autotune_keys' is not a bounded list"
     launch = obj.get("launch")
     if launch is not None and _bad_launch(launch):
@@ -136,13 +168,14 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e12
 
 
-def _bad_config(cfg: Any) -> str | None:
+def _bad_config(cfg: Any, legacy: bool) -> str | None:
     """One config of a tuning line: {"kwargs": {...}, "num_warps": 4, ..., "time_us": 35.9 | null, "grid": [...]}."""
     if not isinstance(cfg, dict) or not isinstance(cfg.get("kwargs", {}), dict) or len(cfg.get("kwargs", {})) > 64:
         return "a config must hold a kwargs object of at most 64 values"
     for name, value in cfg.get("kwargs", {}).items():
-        if len(name) > 256 or _bad_value(value):
-            return f"config value {name[:80]} is not a bounded JSON scalar or list"
+        why = "name too long" if len(name) > 256 else _bad_value(value, legacy)
+        if why:
+            return f"config value {printable(name[:80])}: {why}"
     for opt in _CONFIG_OPTIONS:
         v = cfg.get(opt)
         if v is not None and not _count_int(v, 1 << 16):
@@ -163,10 +196,10 @@ def _valid_tuning(obj: dict[str, Any]) -> str | None:
     for key in ("target", "triton_version"):
         if obj.get(key) is not None and (not isinstance(obj[key], str) or len(obj[key]) > 64):
             return f"field {key!r} is not a short string"
-    if obj.get("key") is not None and (not isinstance(obj["key"], list) or _bad_value(obj["key"])):
+    if obj.get("key") is not None and (not isinstance(obj["key"], list) or _bad_value(obj["key"], _legacy(obj))):
         return "field 'key' is not a bounded list"
     for field_name in ("configs", "pruned"):
-        why = _bad_list(obj, field_name, MAX_TUNING_CONFIGS, _bad_config)
+        why = _bad_list(obj, field_name, MAX_TUNING_CONFIGS, lambda cfg: _bad_config(cfg, _legacy(obj)))
         if why:
             return why
     if not obj.get("configs"):
@@ -421,6 +454,7 @@ def _read_lines(file: str, roots: list[str]) -> tuple[list[dict[str, Any]], list
         if why:
             problems.append(f"{file}:{n}: skipped: {why}")
             continue
+        obj = _decoded(obj)
         obj["_source"] = f"{os.path.basename(file)}:{n}"
         obj["_line"] = n
         obj["_resolved"] = _candidates(obj["path"], roots)

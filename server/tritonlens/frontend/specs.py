@@ -19,6 +19,7 @@ from .captures import identity as capture_identity
 from ..device import config_eval
 from .hints import OPTION_NAMES, HintValue, parse_value
 from .launches import Choices, LaunchSite, Typed
+from ..launch_values import same, unrecorded_type
 from ..model import Finding, KernelInfo, Param, Spec, backend_of, clean_launch, merge_launch_records
 
 TRITON_DEFAULT_OPTIONS = {"cuda": {"num_warps": 4, "num_stages": 3}, "hip": {"num_warps": 4, "num_stages": 2}}
@@ -411,11 +412,8 @@ def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any
             removed = [x for x in sig if x not in names]
             parts = ([f"added {', '.join(added)}"] if added else []) + \
                     ([f"removed {', '.join(removed)}"] if removed else [])
-            findings.append(Finding(kernel.path, kernel.def_line, kernel.col, kernel.def_line,
-                                    kernel.col + 4 + len(kernel.func_name), "SRC003", "info",
-                                    f"capture from {where} no longer fits: parameters changed "
-                                    f"({'; '.join(parts) or 'reordered'})", kernel=kernel.name,
-                                    data={"capture": n}))
+            findings.append(_capture_finding(kernel, f"capture from {where} no longer fits: parameters changed "
+                                             f"({'; '.join(parts) or 'reordered'})", {"capture": n}))
             continue
         constants = cap.get("constants") if isinstance(cap.get("constants"), dict) else {}
         attrs_in = cap.get("attrs") if isinstance(cap.get("attrs"), dict) else {}
@@ -425,11 +423,15 @@ def _capture_specs(kernel: KernelInfo, target: str, captures: list[dict[str, Any
         options = {k: v for k, v in opts_in.items() if k in OPTION_NAMES and isinstance(v, (int, float, bool, str))}
         for k, default in TRITON_DEFAULT_OPTIONS[backend_of(target)].items():
             options.setdefault(k, default)
-        missing = [x for x, t in sig.items() if t == "constexpr" and x not in constants]
+        unrecorded = _unrecorded_args(cap, constants)
+        missing = [x for x, t in sig.items() if t == "constexpr" and (x not in constants or x in unrecorded)]
+        if unrecorded:
+            findings.append(_unrecorded_finding(kernel, n, where, unrecorded, sig))
         by = cap.get("_by") if auto and isinstance(cap.get("_by"), str) else None
         origin = f"{AUTO_CAPTURE}: {by}" if by else "capture"
         specs.append(Spec(signature=dict(sig), constants={k: _replayed(v) for k, v in constants.items()
-                                                          if k.split("[", 1)[0] in sig},
+                                                          if k.split("[", 1)[0] in sig
+                                                          and k.split("[", 1)[0] not in unrecorded},
                           attrs=attrs, options=options, target=target,
                           origins={k: origin for k in list(sig) + list(options)},
                           label=f"capture {n} ({by})" if by else f"capture {n}",
@@ -452,23 +454,54 @@ def capture_launch_records(cap: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in [clean_launch(cap.get("launch"))] if r is not None]
 
 
-# The dtype names triton's `serialize_specialization_data` writes for a `tl.dtype` constexpr (str(dtype)), and that
-# its cache preload turns back into `tl.dtype(name)` (triton 3.6 `JITFunction.preload`, `tl.dtype.is_dtype`).
-_TRITON_DTYPE_NAMES = frozenset({
-    "int8", "int16", "int32", "int64", "int1", "uint8", "uint16", "uint32", "uint64", "fp8e4b15", "fp8e4nv",
-    "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64", "void",
-})
-
-
 def _replayed(value: Any) -> Any:
-    """A captured constant as triton's preload would rebuild it: a dtype name is a `tl.dtype` (carried as
-    {"dtype": name}, see hints.dtype_value), `{"constexpr": v}` is `v`; lists stay lists here (JSON) and become
-    tuples in the worker."""
-    if isinstance(value, str) and value in _TRITON_DTYPE_NAMES:
-        return {"dtype": value}
+    """A captured constant as triton's preload would rebuild it: `{"constexpr": v}` is `v`. Everything else was
+    decoded when the capture was read (launch_values: a dtype is {"dtype": name}, inf is inf); lists stay lists here
+    (JSON) and become tuples in the worker."""
     if isinstance(value, dict) and set(value) == {"constexpr"}:
         return value["constexpr"]
     return value
+
+
+def _unrecorded_args(cap: dict[str, Any], constants: dict[str, Any]) -> dict[str, str]:
+    """The arguments of a capture that its recorder could not record (launch_values' `$unrecorded`; a launch
+    argument `{"unknown": type}`), by parameter name, with the type it could not say."""
+    out: dict[str, str] = {}
+    for key, value in constants.items():
+        kind = unrecorded_type(value)
+        if kind is not None:
+            out.setdefault(key.split("[", 1)[0], kind)
+    launch = cap.get("launch")
+    args = launch.get("args") if isinstance(launch, dict) else None
+    for name, arg in (args.items() if isinstance(args, dict) else ()):
+        if isinstance(arg, dict):
+            kind = arg["unknown"] if isinstance(arg.get("unknown"), str) else unrecorded_type(arg.get("value"))
+            if kind is not None:
+                out.setdefault(name, kind[:64])
+    return out
+
+
+def _unrecorded_finding(kernel: KernelInfo, n: int, where: str, unrecorded: dict[str, str],
+                        sig: dict[str, str]) -> Finding:
+    """SRC003: what a capture could not record, and what that costs its checks — a constexpr missing means that
+    compile is not checked; a runtime argument keeps the compile (its type was recorded) but not the launch's value,
+    which the launch rules and a GPU replay read."""
+    parts, lost = [], set()
+    for name, kind in unrecorded.items():
+        constexpr = sig.get(name) == "constexpr"
+        parts.append(f"{name} (a {kind}{', a constexpr' if constexpr else ''})")
+        lost.add("compile" if constexpr else "launch")
+    cost = ("that compile is not checked: its constexpr value is unknown" if "compile" in lost else
+            "the compile is checked (the argument's type was recorded), but the launch rules and a GPU replay lack "
+            "its value")
+    return _capture_finding(kernel, f"capture {n} from {where}: could not record {', '.join(parts)}; {cost}",
+                            {"capture": n, "unrecorded": dict(unrecorded)})
+
+
+def _capture_finding(kernel: KernelInfo, message: str, data: dict[str, Any]) -> Finding:
+    """SRC003 on the kernel's def: a capture that cannot be checked as it was launched."""
+    return Finding(kernel.path, kernel.def_line, kernel.col, kernel.def_line, kernel.col + 4 + len(kernel.func_name),
+                   "SRC003", "info", message, kernel=kernel.name, data=data)
 
 
 def _same_file(kernel_path: str, capture_path: str) -> bool:
@@ -630,5 +663,5 @@ def _chose(tuning: dict[str, Any], spec: Spec) -> bool:
     if not isinstance(chosen, int) or not 0 <= chosen < len(configs):
         return False
     cfg = configs[chosen]
-    return all(spec.constants.get(k) == v for k, v in (cfg.get("kwargs") or {}).items()) and \
+    return all(same(spec.constants.get(k), v) for k, v in (cfg.get("kwargs") or {}).items()) and \
         all(spec.options.get(k) == cfg[k] for k in ("num_warps", "num_stages", "num_ctas") if k in cfg)

@@ -16,9 +16,10 @@ from typing import Any, Callable
 from ..frontend.captures import CAPTURE_FILE, IDENTITY_FIELDS, MAX_LINE, identity
 from .capture_file import CaptureWriter
 from .capture_record import (ENV_DUMP, ENV_FILE, ENV_INTERPRET, ENV_NO_GPU, ENV_ROOT, ENV_TALLY, ENV_TIME,
-                             MAX_LAUNCH_SHAPES, TIMED_PER_LAUNCH, VERSION, _MAX_TRACKED, _jsonable, _target_string,
+                             MAX_LAUNCH_SHAPES, TIMED_PER_LAUNCH, VERSION, _MAX_TRACKED, _target_string,
                              describe_launch, launch_key, record_from_hook, tuning_record)
 from .patching import wrap_once
+from ..launch_values import TAG_FIELD, TAG_VERSION, encode
 from ..writes import make_folder, write_file
 
 # Launch counts are written this often, at exit and on SIGTERM; a compile's first launch and each new autotuner choice
@@ -251,7 +252,7 @@ class _Hook:
             if role == "chosen":
                 news = news or not entry["chosen_written"]
                 entry["chosen"] = entry["chosen_written"] = True
-                jkey = _jsonable(list(tune_key)) if tune_key is not None else None
+                jkey = encode(list(tune_key)) if tune_key is not None else None
                 if jkey is not None and jkey not in entry["all_keys"]:
                     entry["all_keys"].append(jkey)
                     entry["keys"].append(jkey)
@@ -283,7 +284,8 @@ class _Hook:
                 times = timed.pop(ident, {})
                 if not entry["launches"] and not entry["chosen"] and not times:
                     continue
-                rec = {"version": VERSION, "record": "summary", **entry["rec"], "triton_version": self.triton_version,
+                rec = {"version": VERSION, "record": "summary", TAG_FIELD: TAG_VERSION, **entry["rec"],
+                       "triton_version": self.triton_version,
                        "launches": entry["launches"], "autotune": "chosen" if entry["chosen"] else None}
                 if entry["keys"]:
                     rec["autotune_keys"] = entry["keys"]
@@ -660,6 +662,10 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
         except Exception as exc:  # noqa: BLE001 — no torch, no CUDA: count without times
             _warn(f"--time: launches are counted, not timed: {type(exc).__name__}: {exc}")
 
+    with contextlib.suppress(ImportError):
+        import triton.runtime.jit as triton_jit
+
+        wrap_once(triton_jit, "serialize_specialization_data", _serialize_or_skip)
     if no_gpu_target:
         from . import capture_nogpu
 
@@ -682,6 +688,21 @@ def install(file: str | None = None, root: str | None = None, dump_dir: str | No
     _exit_on_sigterm()
     _installed = hook
     return hook
+
+
+def _serialize_or_skip(serialize: Callable) -> Callable:
+    """Triton serializes a compile's specialization for a compile hook (ours) with `json.dumps`, which raises on a
+    constexpr JSON cannot say (a `@triton.jit` function passed as `ACT`): under capture, such a launch would fail in
+    the user's program. Then the hook gets the options alone; the record marks that constexpr unrecorded
+    (launch_values)."""
+    def serialize_or_options(name, signature, constants, attrs, options, key):
+        try:
+            return serialize(name, signature, constants, attrs, options, key)
+        except (TypeError, ValueError):
+            return json.dumps({"name": name, "options": getattr(options, "__dict__", {})}, default=lambda _: None)
+
+    serialize_or_options.__tritonlens_capture__ = True  # type: ignore[attr-defined]
+    return serialize_or_options
 
 
 def _exit_on_sigterm() -> None:

@@ -9,6 +9,8 @@ import json
 import os
 from typing import Any
 
+from ..launch_values import TAG_FIELD, TAG_VERSION, encode, is_unrecorded_encoded
+
 
 ENV_SWITCH = "TRITONLENS_CAPTURE"
 ENV_FILE = "TRITONLENS_CAPTURE_FILE"  # where to append (absolute); default <workspace>/.tritonlens/captures.jsonl
@@ -32,20 +34,6 @@ _KEPT_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fu
 
 
 # ---------------------------------------------------------------- records
-def _jsonable(value: Any) -> Any:
-    """Constexpr values as JSON: tl.constexpr unwrapped, dtypes by name; None when it cannot be represented."""
-    if type(value).__name__ == "constexpr" and hasattr(value, "value"):
-        value = value.value
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if type(value).__name__ == "dtype" or type(value).__module__.startswith("triton.language"):
-        return str(value)  # tl.float16 -> "fp16"; never str() of other objects: a host TensorDescriptor's repr
-        # prints its whole base tensor (a GPU read: 0.1 s a launch for an attention's q)
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return None
-
-
 def _index_name(path: Any, arg_names: list[str]) -> str | None:
     """`(2,)` -> the name of parameter 2; `(2, 0)` (element 0 of a tuple argument) -> `name[0]`."""
     if (isinstance(path, tuple) and path and all(isinstance(x, int) and x >= 0 for x in path)
@@ -92,7 +80,7 @@ def record_from_hook(*, jit_function: Any, compile: dict[str, Any], target: str 
     for path, value in (compile.get("constants") or {}).items():
         name = _index_name(path, arg_names)
         if name is not None:
-            constants[name] = _jsonable(value)
+            constants[name] = encode(value)
     configs = compile.get("configs") or [{}]
     attrs: dict[str, dict[str, Any]] = {}
     for path, items in (configs[0] if configs else {}).items():
@@ -113,6 +101,7 @@ def record_from_hook(*, jit_function: Any, compile: dict[str, Any], target: str 
             options[k] = compile[k]
     rec: dict[str, Any] = {
         "version": VERSION,
+        TAG_FIELD: TAG_VERSION,
         "path": relative_path(code.co_filename, root),
         "kernel": fn.__name__,
         "signature": signature,
@@ -178,11 +167,9 @@ def describe_launch(arg_names: list[str], args: tuple, kwargs: dict[str, Any], g
                 out[name] = {"descriptor": descriptor_fields(v)}
             except Exception:  # noqa: BLE001 — a descriptor of another triton version: keep the rest
                 out[name] = {"unknown": type(v).__name__}
-        elif v is None or isinstance(v, (bool, int, float, str)):
-            out[name] = {"value": v}
-        else:
-            jv = _jsonable(v)
-            out[name] = {"value": jv} if jv is not None else {"unknown": type(v).__name__}
+        else:  # a scalar, a tuple, a dtype: as launch_values writes it; what it cannot say is marked, not dropped
+            jv = encode(v)
+            out[name] = {"unknown": type(v).__name__} if is_unrecorded_encoded(jv) else {"value": jv}
     return {"grid": grid_list, "args": out}
 
 
@@ -226,7 +213,7 @@ def _arg_key(v: Any) -> Any:
     if t in _TENSOR_TYPES:
         return (v.shape, v.stride(), v.dtype, not v.data_ptr() & 15)
     if t is float or t is bool or t is str:
-        return (t.__name__, v)
+        return (t.__name__, v) if v == v else ("float", "nan")  # every NaN the same launch
     if hasattr(v, "data_ptr") and hasattr(v, "shape"):
         try:
             key = (tuple(v.shape), tuple(v.stride()), v.dtype, not v.data_ptr() & 15)
@@ -242,8 +229,7 @@ def _arg_key(v: Any) -> Any:
     if base is not None and hasattr(base, "data_ptr") and hasattr(v, "block_shape"):  # a host tensor descriptor
         return (t.__name__, _arg_key(base), tuple(getattr(v, "shape", ())), tuple(getattr(v, "strides", ())),
                 tuple(v.block_shape))
-    jv = _jsonable(v)
-    return (t.__name__, json.dumps(jv) if isinstance(jv, list) else jv)
+    return (t.__name__, json.dumps(encode(v), sort_keys=True))
 
 
 def launch_key(grid: Any, args: tuple, kwargs: dict[str, Any], _tensors: set = _TENSOR_TYPES) -> tuple | None:
@@ -268,8 +254,8 @@ def launch_key(grid: Any, args: tuple, kwargs: dict[str, Any], _tensors: set = _
 
 
 def config_fields(config: Any) -> dict[str, Any]:
-    """A triton.Config as a tuning line lists it: its kwargs (JSON values) and the options it sets."""
-    out: dict[str, Any] = {"kwargs": {str(k): _jsonable(v) for k, v in (getattr(config, "kwargs", None) or {}).items()}}
+    """A triton.Config as a tuning line lists it: its kwargs (launch_values) and the options it sets."""
+    out: dict[str, Any] = {"kwargs": {str(k): encode(v) for k, v in (getattr(config, "kwargs", None) or {}).items()}}
     for opt in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
         v = getattr(config, opt, None)
         if isinstance(v, int) and not isinstance(v, bool):
@@ -337,11 +323,12 @@ def tuning_record(*, tuner: Any, jit_function: Any, key: tuple | None, timings: 
     rec: dict[str, Any] = {
         "version": TUNING_VERSION,
         "record": "tuning",
+        TAG_FIELD: TAG_VERSION,
         "path": relative_path(code.co_filename, root),
         "kernel": fn.__name__,
         "target": target,
         "triton_version": triton_version,
-        "key": _jsonable(list(key)) if key is not None else None,
+        "key": encode(list(key)) if key is not None else None,
         "configs": configs,
         "chosen": chosen_index,
         "offered": len(offered),

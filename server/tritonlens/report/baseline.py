@@ -20,6 +20,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..launch_values import encode, show_stored
 from ..model import STAGES, CompiledSpec, Finding, KernelReport
 from ..source import split_lines
 
@@ -185,8 +186,8 @@ def spec_record(cs: CompiledSpec, paths: list[str], with_ir: bool = True) -> tup
     spec, art = cs.spec, cs.artifacts
     rec: dict[str, Any] = {
         "describe": spec.describe(), "label": spec.label, "target": spec.target,
-        "spec": _plain({"signature": spec.signature, "constants": spec.constants, "attrs": spec.attrs,
-                        "options": spec.options}),
+        "spec": _plain({"signature": spec.signature, "constants": {k: encode(v) for k, v in spec.constants.items()},
+                        "attrs": spec.attrs, "options": spec.options}),
         "compiled": "not compiled" if art is None else art.error.kind if art.error else "ok",
         "metrics": _plain({k: v for k, v in cs.metrics.items() if k not in _VOLATILE_METRICS}),
         "findings": _sorted_records([finding_record(f, spec.describe(), paths) for f in cs.findings]),
@@ -387,7 +388,7 @@ def _spec_values(rec: dict) -> dict[str, Any]:
     values.update({k: v for k, v in spec.get("options", {}).items()})
     for name, ty in spec.get("signature", {}).items():
         if name in spec.get("constants", {}):
-            values.setdefault(name, spec["constants"][name])
+            values.setdefault(name, show_stored(spec["constants"][name]))  # inf, nan, tl.fp16: as launched
         elif ty != "constexpr":
             div = spec.get("attrs", {}).get(name, {}).get("divisibility")
             values[name] = f"{ty}%{div}" if div else ty

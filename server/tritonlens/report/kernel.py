@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..launch_values import show
 from ..model import SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
 from ..settings import Settings
 from ..source import parse_module, split_lines
@@ -366,7 +367,7 @@ def _spec_values(spec: Spec) -> dict[str, str]:
     values: dict[str, str] = {"target": spec.target}
     for name, value in spec.constants.items():
         if spec.signature.get(name) == "constexpr":
-            values[name] = repr(value)
+            values[name] = show(value)
     for opt in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
         if opt in spec.options:
             values[opt] = repr(spec.options[opt])
@@ -374,7 +375,7 @@ def _spec_values(spec: Spec) -> dict[str, str]:
         if ty == "constexpr":
             continue
         if name in spec.constants:
-            values[name] = repr(spec.constants[name])
+            values[name] = show(spec.constants[name])
             continue
         div = spec.attrs.get(name, {}).get("divisibility")
         values[name] = f"{ty}%{div}" if div and not ty.startswith("*") else ty if div == 16 or not ty.startswith("*") \
