@@ -68,7 +68,8 @@ def rows_of(name: str, reports) -> list[dict]:
                     launch = next((r for r in cs.spec.launch_records if r.get("grid") == lc.get("grid")), {})
                     cls = kernel_class(kr.kernel.name, launch) if name == "suite" else f"{name}: {kr.kernel.name}"
                     out.append({"set": name, "class": cls, "kernel": kr.kernel.name, "spec": cs.spec.label,
-                                "grid": lc.get("grid"), "est_us": lc["est_us"], "measured_us": measured,
+                                "grid": lc.get("grid"), "est_us": lc.get("est_us"), "measured_us": measured,
+                                "model_us": lc.get("model_us", lc.get("est_us")), "unknown": lc.get("unknown"),
                                 "bound": lc.get("bound"), "confidence": lc.get("confidence"),
                                 "parts": {k: lc.get(k) for k in ("memory_us", "dot_us", "issue_us", "program_us",
                                                                  "spill_us", "convert_us", "tile_us", "mio_us")
@@ -104,9 +105,13 @@ def key(r: dict) -> str:
 
 
 def summary(rows: list[dict]) -> tuple[int, int, float | None]:
+    """(launches >= LONG_US estimated within WITHIN, launches >= LONG_US, geomean of estimate / measured): a launch
+    the model has no estimate of (`unknown`: trips it cannot count, an estimate below the physical floor) is not
+    within and out of the geomean."""
     long = [r for r in rows if r["measured_us"] >= LONG_US]
-    within = sum(1 for r in long if 1 / WITHIN <= r["est_us"] / r["measured_us"] <= WITHIN)
-    geo = math.exp(sum(math.log(r["est_us"] / r["measured_us"]) for r in long) / len(long)) if long else None
+    known = [r for r in long if r["est_us"]]
+    within = sum(1 for r in known if 1 / WITHIN <= r["est_us"] / r["measured_us"] <= WITHIN)
+    geo = math.exp(sum(math.log(r["est_us"] / r["measured_us"]) for r in known) / len(known)) if known else None
     return within, len(long), geo
 
 
@@ -139,9 +144,11 @@ def render(rows: list[dict], before: dict[str, dict]) -> str:
     for r in sorted(rows, key=lambda r: (r["class"], -r["measured_us"])):
         b = before.get(key(r), {}).get("est_us")
         p = r["parts"]
+        est = f"{r['est_us']:.1f}" if r["est_us"] else f"unknown: {r.get('unknown')} (model {r['model_us']:.1f})"
         lines.append(f"| {r['class']} | {r['kernel']} | {'x'.join(map(str, r['grid'] or []))} | "
-                     f"{r['measured_us']:.1f} | {f'{b:.1f}' if b else '-'} | {r['est_us']:.1f} | "
-                     f"{r['est_us'] / r['measured_us']:.2f} | {r['bound']} | {r.get('confidence') or '-'} | "
+                     f"{r['measured_us']:.1f} | {f'{b:.1f}' if b else '-'} | {est} | "
+                     f"{r['est_us'] / r['measured_us'] if r['est_us'] else 0:.2f} | {r['bound']} | "
+                     f"{r.get('confidence') or '-'} | "
                      + " | ".join(f"{p.get(k, 0) or 0:.1f}" for k in ("memory_us", "dot_us", "issue_us", "program_us",
                                                                      "spill_us", "convert_us")) + " |")
     return "\n".join(lines) + "\n"

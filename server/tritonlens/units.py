@@ -26,3 +26,11 @@ def fmt_bytes(n: Any) -> str:
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n} B"
+
+
+def fmt_flops(n: float) -> str:
+    """`1.10 PFLOP`, `68.7 GFLOP`, `512 FLOP`: an amount of work (not a rate)."""
+    for unit, size in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} FLOP"

@@ -78,6 +78,9 @@ from .facts import callee, eval_int, kernel_def, launch_env, pointer_param, tens
 from .registry import cost_cause, cost_weighed
 from .resources import occupancy
 from ..units import fmt_us
+from .cost.dots import RATE_KEY as _RATE_KEY, peak_rate
+from .cost.floor import Floor, physical_floor
+from .cost.tensors import launch_tensors, tensor_bytes  # noqa: F401 — tensor_bytes: report/cost reads it here
 from .verdict import limit
 
 LAUNCH_US = 3.0  # a launch's fixed cost on the GPU (measured 3.4–3.9 µs for kernels of a few thousand elements)
@@ -100,9 +103,6 @@ PROGRAM_US = 1.5  # the shortest life of a program (its loads' round trip, its s
 # takes at least this (49,152 one-row programs of a norm: a flat 33 µs whatever they move)
 L2_BW = 2.5  # the L2's bandwidth as a multiple of the DRAM peak: re-reads of data that stays in L2 move at it
 L2_FIT = 0.5  # share of the L2 a launch's re-read working set may fill and still be re-read from it
-# operand kind (ir.counts.Dot.operand_kind) -> the GPU's peak_flops key it runs at on tensor cores
-_RATE_KEY = {"fp8": "fp8", "int8": "fp8", "fp4": "fp8", "bf16": "bf16", "fp16": "fp16", "tf32": "tf32",
-             "fp32": "tf32", "fp64": "fp32"}
 SHARED_BYTES_PER_CLOCK = 128
 MIO_PER_CLOCK = 1.0  # wavefronts an SM's memory-I/O pipe serves a clock (a shared-memory access takes one per
 # bank conflict way, ir/banks.py; a shuffle or a barrier one): the pipe's peak, not fitted
@@ -156,6 +156,8 @@ class Cost:
     strided_waves: dict[str, float] = field(default_factory=dict)  # L1 wavefronts of uncoalesced requests, by tensor:
     # one for each 128-byte line a request touches (coalesced: one a request, not counted)
     sector_bytes: float = 0.0  # of dram_bytes, those of tensors read in pieces under a line of each row (ShortRun)
+    floor: Floor | None = None  # the physical floor from the launch's tensors (cost/floor.py)
+    unknown_lines: tuple = ()  # source lines of the loops whose trips are unknown (0: a loop with no line)
 
     # ------------------------------------------------ times
     @property
@@ -280,11 +282,20 @@ class Cost:
         return bool(self.tc_flops) and self.kernel_class in ("gemm", "gemm-fp8")
 
     @property
-    def floor_us(self) -> float:
-        """The roofline floor: the tensors' bytes at the DRAM peak, the dots at the tensor-core peak, one launch."""
-        tc = self.gpu.peak_flops.get("tf32") or self.gpu.peak_flops.get("fp32") or 0
-        return LAUNCH_US + max(self.tensor_bytes / self.gpu.memory_bandwidth * 1e6,
-                               self.flops / tc * 1e6 if tc else 0.0)
+    def unknown(self) -> str | None:
+        """Why the model has no estimate of this launch, or None: loops whose trips the launch's values do not give,
+        or an estimate below the physical floor (it missed trips or bytes). Such an estimate is never shown as one,
+        nor weighs a finding."""
+        below = self.floor is not None and self.time_us < self.floor.us
+        if self.unknown_trips:
+            lines = sorted({ln for ln in self.unknown_lines if ln})
+            where = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})" if lines else ""
+            return (f"the trips of {self.unknown_trips} loop{'s' if self.unknown_trips > 1 else ''}{where} unknown"
+                    + (f"; counted once, the launch would be below its physical floor ({self.floor.text()})"
+                       if below and self.floor is not None else ""))
+        if below and self.floor is not None:
+            return f"below the physical floor ({self.floor.text()}): the model missed trips or bytes"
+        return None
 
     # ------------------------------------------------ how far to trust it
     @property
@@ -307,7 +318,10 @@ class Cost:
     def confidence(self) -> str:
         """"measured" (a trusted time agrees with the estimate), "estimated" (no trusted time, a covered kernel),
         "disagrees" (a trusted time is over DISAGREE off) or "uncovered" (a class the calibration does not cover,
-        or loops whose trips are unknown). A verdict should raise no severity on the last two."""
+        or loops whose trips are unknown), or "unknown" (no estimate: `unknown` says why). A verdict should raise no
+        severity on the last three."""
+        if self.unknown:
+            return "unknown"
         if self.disagrees:
             return "disagrees"
         if self.ratio is not None:
@@ -320,8 +334,7 @@ class Cost:
             return (f"; the estimate is {self.ratio:.2g}x the measured {fmt_us(self.measured_us or 0)}: "
                     "the model does not know this kernel")
         if self.confidence == "uncovered":
-            why = f"{self.unknown_trips} loop(s) of unknown trips" if self.unknown_trips else \
-                f"{self.unsized} tensor argument(s) of unknown shape (no memory term)" if self.unsized else \
+            why = f"{self.unsized} tensor argument(s) of unknown shape (no memory term)" if self.unsized else \
                 f"a {self.kernel_class or 'kind of'} kernel the calibration does not cover"
             return f"; uncertain: {why}"
         return ""
@@ -375,7 +388,13 @@ class Cost:
         return max(0.0, self.time_us - self.without(cause, **kw).time_us)
 
     def describe(self) -> dict[str, Any]:
-        out = {"est_us": round(self.time_us, 2), "floor_us": round(self.floor_us, 2), "bound": self.bound,
+        """The estimate and its parts, for the metrics (`launch_costs`) every presenter reads: `est_us` and `bound`
+        are None and `unknown` says why when the model has no estimate; `model_us` is the model's sum either way
+        (for the calibration, never shown as an estimate)."""
+        unknown = self.unknown
+        out = {"est_us": None if unknown else round(self.time_us, 2), "model_us": round(self.time_us, 2),
+               "floor_us": round(self.floor.us, 2) if self.floor is not None else None,
+               "bound": None if unknown else self.bound,
                "programs": self.programs, "concurrent": self.concurrent, "dram_bytes": int(self.dram_bytes),
                "l2_bytes": int(self.l2_bytes), "flops": self.flops,
                "memory_us": round(self.memory_us, 2), "dot_us": round(self.dot_us, 2),
@@ -393,44 +412,19 @@ class Cost:
                                 **{f"{k} on FMA": v for k, v in self.fma_by_kind.items()}}
         if self.unknown_trips:
             out["unknown_trips"] = self.unknown_trips
+        if unknown:
+            out["unknown"] = unknown
         if self.unsized:
             out["unsized_args"] = self.unsized
         if self.measured_raw_us is not None:
             out["timed_us"], out["timed"] = self.measured_raw_us, self.timed
             out["time_reliable"] = self.measured_us is not None
-        if self.ratio is not None:
+        if self.ratio is not None and not unknown:
             out["ratio"] = round(self.ratio, 3)
         return out
 
 
 # ---------------------------------------------------------------- reading the kernel and the launch
-_DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4, "float16": 2,
-                "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
-
-
-def _elem_bytes(dtype: str) -> float:
-    """Bytes of one element of a torch dtype name: float8_e4m3fn and the other 8-bit floats 1, float4 packed 0.5."""
-    name = dtype.replace("torch.", "")
-    if name in _DTYPE_BYTES:
-        return _DTYPE_BYTES[name]
-    if name.startswith("float8"):
-        return 1
-    if name.startswith("float4"):
-        return 0.5
-    if name.startswith("complex"):
-        return 16 if "128" in name else 8
-    return 4
-
-
-def tensor_bytes(t: dict[str, Any]) -> int:
-    """Bytes of the storage a captured tensor spans (its shape and strides; a broadcast stride-0 axis spans one)."""
-    shape, stride = list(t.get("shape") or []), list(t.get("stride") or [])
-    size = _elem_bytes(str(t.get("dtype", "float32")))
-    if any(int(s) == 0 for s in shape):
-        return 0
-    return int((1 + sum((int(n) - 1) * abs(int(st)) for n, st in zip(shape, stride))) * size)
-
-
 Loop = tuple[int, int, ast.Call]  # first line, last line, the range(...) call
 
 
@@ -742,7 +736,10 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
                 fma_by_kind=fma_by_kind, pipelined=pipelined, kernel_class=k.kernel_class,
                 unknown_trips=len(ir_trips.unknown) if ir_trips is not None else 0, measured_raw_us=raw,
                 timed=int(launch.get("timed") or 0), overlap=overlap, tile_bytes=tile_bytes,
-                unsized=_unsized(ctx, launch), mio_instrs=mio, strided_waves=strided_waves, sector_bytes=sector)
+                unsized=_unsized(ctx, launch), mio_instrs=mio, strided_waves=strided_waves, sector_bytes=sector,
+                floor=physical_floor(k.counts, launch_tensors(launch), gpu, LAUNCH_US),
+                unknown_lines=tuple(k.counts.loops[i].line for i in sorted(ir_trips.unknown))
+                if ir_trips is not None else ())
 
 
 def _unsized(ctx, launch: dict[str, Any]) -> int:
@@ -930,6 +927,14 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
     tail = _tail_findings(ctx, findings)
     costs = launch_costs(ctx)
     if not costs:
+        return costs
+    unknown = next((c.unknown for _, c in costs if c.unknown), None)
+    if unknown:  # a launch the model cannot price: no finding is weighed on the others' share of an unknown total
+        for f in findings:
+            if cost_weighed(f.code) and f.severity != "error" and id(f) not in tail \
+                    and any(gain_of(c, f) is not None for _, c in costs):
+                f.data["est_unknown"] = unknown
+                f.message += f" [cost: unknown — {unknown}]"
         return costs
     weights = [max(1, int(launch.get("count") or 1)) for launch, _ in costs]
     scales = [(c.measured_us / c.time_us) if c.measured_us and c.time_us > 0 else 1.0 for _, c in costs]

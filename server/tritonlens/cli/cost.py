@@ -39,6 +39,7 @@ def rows(reports) -> list[dict[str, Any]]:
                         "path": rel(report.path), "kernel": kr.kernel.name, "spec": cs.spec.label,
                         "config": cs.spec.describe(), "target": cs.spec.target, "grid": lc.get("grid"),
                         "count": lc.get("count"), "est_us": lc.get("est_us"), "floor_us": lc.get("floor_us"),
+                        "unknown": lc.get("unknown"),
                         "bound": lc.get("bound"), "class": lc.get("class"), "confidence": lc.get("confidence"),
                         "parts": {k: lc.get(k) for k in PARTS if k in lc},
                         "dram_bytes": lc.get("dram_bytes"), "l2_bytes": lc.get("l2_bytes"), "flops": lc.get("flops"),
@@ -68,11 +69,13 @@ def render(table: list[dict[str, Any]]) -> str:
             if r.get("time_reliable") is False:
                 measured += " unreliable"
         body.append((printable(r["kernel"]), r["spec"], "x".join(map(str, r["grid"] or [])),
-                     fmt_us(r["est_us"] or 0.0), r["bound"] or "", shown, measured,
+                     fmt_us(r["est_us"]) if r["est_us"] is not None else "unknown", r["bound"] or "", shown, measured,
                      f"{r['ratio']:.2f}" if r["ratio"] is not None else "-", r["confidence"] or ""))
     widths = [max(len(str(row[i])) for row in [head, *body]) for i in range(len(head))]
     for row in [head, *body]:
         lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+    lines += [f"{printable(r['kernel'])} {'x'.join(map(str, r['grid'] or []))}: no estimate, {r['unknown']}"
+              for r in table if r.get("unknown")]
     ratios = [r["ratio"] for r in table if r["ratio"] is not None]
     within = sum(1 for x in ratios if 1 / 1.5 <= x <= 1.5)
     lines.append(f"{len(table)} launch(es); {len(ratios)} with a trusted measured time, {within} of them estimated "

@@ -43,7 +43,13 @@ _DEF = re.compile(r"^(%[\w.$-]+)(?::\d+)?\s*=\s*(\"?[\w.]+\"?)\s*(.*)$")
 _FOR = re.compile(r"scf\.for (%[\w.$-]+) = (%[\w.$#-]+) to (%[\w.$#-]+) step (%[\w.$#-]+)")
 _CARRIED = re.compile(r"(%[\w.$-]+) = (%[\w.$#-]+)")
 MAX_CARRIED_TRIPS = 1024  # trips of a loop walked one by one because a value it carries bounds a loop inside it
-_SSA = re.compile(r"%[\w.$-]+")
+MAX_ARM_TRIPS = 512  # trips of a loop walked to see how often the ifs in it take each arm ...
+MAX_ARM_WALKS = 2  # ... in this many of its runs (the first programs'): the share is the loop's, not the program's
+_SSA = re.compile(r"%[\w.$-]+(?:#\d+)?")  # `%5#1`: the second result of `%5:2 = ...`
+_IF_RESULTS = re.compile(r"^(%[\w.$-]+)(?::(\d+))?\s*=\s*scf\.if (%[\w.$#-]+) -> \(?([^{]*?)\)?\s*\{$")
+_IF_COND = re.compile(r"scf\.if (%[\w.$#-]+)")
+_FROM_FIRST = ("tt.addptr", "tt.advance", "tt.make_block_ptr", "tt.make_tensor_descriptor")  # a pointer (or a
+# descriptor) made from its first operand: what it addresses is what that one does, whatever the offsets
 _LOC_NAME = re.compile(r'loc\("([^"]+)"')
 _CONST = re.compile(r"^(-?\d+|true|false) : (i\d+|index)$")
 _PTR_TENSOR = re.compile(r"tensor<((?:\d+x)*)!tt\.ptr<(\w+)>")
@@ -97,6 +103,9 @@ class Dot:
     line: int = 0
     chained: bool = False  # an operand (A or B) is computed from another dot's result in the same loop (attention's
     # P·V after softmax(Q·Kᵀ)), not two independent dots of one tile (a gated GEMM's gate and up projections)
+    a_args: tuple = ()  # the tensor arguments operand A is loaded from (its loads' pointers traced to the kernel's
+    b_args: tuple = ()  # arguments, sorted); empty when it is not loaded from one
+    on_dot: bool = False  # an operand is computed from a dot's result anywhere in the kernel (not only this loop's)
 
     @property
     def flops(self) -> float:
@@ -135,6 +144,7 @@ class Access:
     col: int = 0  # the source column Triton stamped on it
     block: str = ENTRY  # the kernel body's CFG block it is in (an early `return` splits the body into blocks)
     arms: tuple = ()  # (scf.if, arm) of each `scf.if` around it, outermost first: arms of one if exclude each other
+    args: tuple = ()  # the tensor arguments its pointer is traced to (sorted)
 
     @property
     def bytes(self) -> float:
@@ -150,9 +160,14 @@ class Trips:
     mean: dict[int, float]
     most: dict[int, float]
     unknown: set[int] = field(default_factory=set)
+    arm_share: dict[tuple, float] = field(default_factory=dict)  # (scf.if, arm) -> the share of its loop's trips
+    # that take the arm (a flattened persistent loop stores its tile once every k_tiles trips); 1 when unknown
 
     def of(self, loop: int | None) -> float:
         return 1.0 if loop is None else self.mean.get(loop, 1.0)
+
+    def share(self, arm: tuple | None) -> float:
+        return 1.0 if arm is None else self.arm_share.get(arm, 1.0)
 
     def most_of(self, loop: int | None) -> float:
         return 1.0 if loop is None else self.most.get(loop, 1.0)
@@ -167,6 +182,9 @@ class IrCounts:
     values: dict[str, tuple] = field(default_factory=dict, repr=False)  # SSA scalar -> (op, operands...)
     lines: dict[int, set] = field(default_factory=dict)  # source line -> the loops (None: none) its ops run in
     successors: dict[str, list] = field(default_factory=dict)  # CFG block -> the blocks it branches to
+    ifs: dict[int, tuple] = field(default_factory=dict)  # scf.if -> (its condition's SSA name, the loop it is in)
+    arm_lines: dict[int, set] = field(default_factory=dict)  # source line -> (loop, (scf.if, arm)) of its ops that
+    # run in an arm of an if inside their loop (counted at the arm's share of the loop's trips)
 
     def placement(self, pos: tuple[int, int]) -> tuple[str, tuple, int | None] | None:
         """(CFG block, scf.if arms, loop) of the access Triton stamped at a source (line, column); None when the
@@ -204,8 +222,12 @@ class IrCounts:
 
     def line_trips(self, trips: Trips) -> dict[int, float]:
         """How many times each source line's ops run per program (the most-run of its ops): what per-line costs
-        (instructions, spill code) multiply by."""
-        return {ln: max(trips.of(lp) for lp in loops) for ln, loops in self.lines.items()}
+        (instructions, spill code) multiply by. An op in an arm of an `if` in its loop runs on the arm's share of
+        the loop's trips."""
+        out = {ln: max(trips.of(lp) for lp in loops) for ln, loops in self.lines.items()}
+        for ln, places in self.arm_lines.items():
+            out[ln] = max([out.get(ln, 0.0)] + [trips.of(lp) * trips.share(arm) for lp, arm in places])
+        return out
 
     # ------------------------------------------------ evaluation
     def _deps(self) -> dict[str, frozenset]:
@@ -236,6 +258,8 @@ class IrCounts:
         for lp in self.loops:
             for n in (lp.lower, lp.upper, lp.step):
                 dep(n)
+        for cond, _ in self.ifs.values():
+            dep(cond)
         return memo
 
     def trips(self, args: dict[str, int], grid: list[int] | tuple[int, ...],
@@ -275,15 +299,29 @@ class IrCounts:
         total: dict[int, float] = {}
         most: dict[int, float] = {}
         unknown: set[int] = set()
+        # ifs in a loop whose condition changes from trip to trip (`if ki == k_tiles - 1` on a carried counter)
+        ifs_in: dict[int, list] = {}
+        for i, (cond, loop) in self.ifs.items():
+            if loop is not None and any(d == ("iv", loop) for d in deps.get(cond, ())):
+                ifs_in.setdefault(loop, []).append((i, cond))
+        runs: dict[int, float] = {}
+        hits: dict[int, float] = {}
+        walks: dict[int, int] = {}
         for pid in pids:
             execs: dict[int, float] = {}
-            env = {"args": args, "grid": grid3, "pid": pid, "iv": {}, "data": data or {}}
+            env = {"args": args, "grid": grid3, "pid": pid, "iv": {}, "data": data or {}, "ifs_in": ifs_in,
+                   "if_runs": runs, "if_hits": hits, "arm_walks": walks}
             self._walk(children, None, env, 1.0, execs, unknown, below)
             for k, v in execs.items():
                 total[k] = total.get(k, 0.0) + v
                 most[k] = max(most.get(k, 0.0), v)
         mean = {k: v / len(pids) for k, v in total.items()}
-        return Trips(mean, most, unknown)
+        share: dict[tuple, float] = {}
+        for i, r in runs.items():
+            if r > 0:
+                share[(i, 0)] = hits.get(i, 0.0) / r
+                share[(i, 1)] = 1.0 - share[(i, 0)]
+        return Trips(mean, most, unknown, share)
 
     def _walk(self, children, parent, env, weight, execs, unknown, below) -> None:
         for lp in children.get(parent, ()):
@@ -296,26 +334,19 @@ class IrCounts:
             else:
                 n = max(0, -(-(lo - hi) // -st))
             execs[lp.index] = execs.get(lp.index, 0.0) + weight * n
+            carried = lp.carried if len(lp.yields) == len(lp.carried) else []
+            if n and lo is not None and st and lp.index in env["ifs_in"] and \
+                    env["arm_walks"].get(lp.index, 0) < MAX_ARM_WALKS:
+                env["arm_walks"][lp.index] = env["arm_walks"].get(lp.index, 0) + 1
+                self._arm_walk(lp, carried, env, lo, st, n, weight)
             if not n or not children.get(lp.index):
                 continue
-            carried = lp.carried if len(lp.yields) == len(lp.carried) else []
             if carried and ("iv", lp.index) in below.get(lp.index, ()) and lo is not None and st \
                     and n <= MAX_CARRIED_TRIPS:
                 # a value the loop carries from trip to trip bounds a loop inside it (a persistent grouped GEMM's
                 # running tile count): walk every trip in order, each with the values the previous one yielded
-                now = [self.value(init, env) for _, init in carried]
-                for k in range(n):
-                    env["iv"][lp.iv] = lo + k * st
-                    for (name, _), v in zip(carried, now):
-                        if v is None:
-                            env["iv"].pop(name, None)
-                        else:
-                            env["iv"][name] = v
+                for _ in self._in_order(lp, carried, env, lo, st, n):
                     self._walk(children, lp.index, env, weight, execs, unknown, below)
-                    now = [self.value(y, env) for y in lp.yields]
-                env["iv"].pop(lp.iv, None)
-                for name, _ in carried:
-                    env["iv"].pop(name, None)
             elif ("iv", lp.index) in below.get(lp.index, ()) and lo is not None and st:
                 ks = list(range(n)) if n <= MAX_SAMPLES else \
                     sorted({round(i * (n - 1) / (MAX_SAMPLES - 1)) for i in range(MAX_SAMPLES)})
@@ -325,6 +356,41 @@ class IrCounts:
                 env["iv"].pop(lp.iv, None)
             else:
                 self._walk(children, lp.index, env, weight * n, execs, unknown, below)
+
+    def _in_order(self, lp: Loop, carried: list, env: dict, lo: int, st: int, count: int):
+        """The loop's first `count` trips in order, `env` holding at each its variable and the values it carries
+        (what the trip before yielded); both taken out of `env` after the last."""
+        now = [self.value(init, env) for _, init in carried]
+        for k in range(count):
+            env["iv"][lp.iv] = lo + k * st
+            for (name, _), v in zip(carried, now):
+                if v is None:
+                    env["iv"].pop(name, None)
+                else:
+                    env["iv"][name] = v
+            yield k
+            now = [self.value(y, env) for y in lp.yields] if carried else []
+        env["iv"].pop(lp.iv, None)
+        for name, _ in carried:
+            env["iv"].pop(name, None)
+
+    def _arm_walk(self, lp: Loop, carried: list, env: dict, lo: int, st: int, n: int, weight: float) -> None:
+        """How often the ifs in `lp` whose condition changes from trip to trip take their first arm: the loop's
+        first MAX_ARM_TRIPS trips walked in order, each with the values the previous one yielded (a flattened
+        persistent GEMM's `ki` wraps to 0 every k_tiles trips), the share of them extended to all `n`."""
+        ifs = env["ifs_in"][lp.index]
+        seen = dict.fromkeys((i for i, _ in ifs), 0)
+        true = dict(seen)
+        for _ in self._in_order(lp, carried, env, lo, st, min(n, MAX_ARM_TRIPS)):
+            for i, cond in ifs:
+                c = self.value(cond, env)
+                if c is not None:
+                    seen[i] += 1
+                    true[i] += bool(c)
+        for i, _ in ifs:
+            if seen[i]:
+                env["if_runs"][i] = env["if_runs"].get(i, 0.0) + weight * n
+                env["if_hits"][i] = env["if_hits"].get(i, 0.0) + weight * n * true[i] / seen[i]
 
     def _address(self, name: str, env: dict, depth: int) -> tuple[str, int] | None:
         """(tensor argument, element offset) a scalar pointer holds in `env`; None when unknown."""
@@ -499,6 +565,15 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
     block = ENTRY
     successors: dict[str, list] = {}
     from_dot: dict[str, int | None] = {}  # SSA value -> the loop of the dot whose result it is computed from
+    origin: dict[str, frozenset] = {}  # SSA value -> the tensor arguments a pointer addresses or a value is loaded from
+    if_results: dict[int, tuple] = {}  # scf.if -> (its result names, its condition, their types)
+    if_yields: dict[tuple[int, int], list] = {}  # (scf.if, arm) -> what the arm yields
+    ifs: dict[int, tuple] = {}
+    arm_lines: dict[int, set] = {}
+
+    def _of(table: dict, u: str, default=None):
+        """`table`'s entry for an SSA name; `%5#1` falls back to `%5`'s (one entry for all results of an op)."""
+        return table[u] if u in table else table.get(u.split("#", 1)[0], default)
     in_kernel = False
     done = False
     for n, raw in enumerate(split_lines(text), 1):
@@ -522,6 +597,9 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
                         values[name.strip()] = ("arg", key)
                     elif _SCALAR_PTR.fullmatch(ty):
                         values[name.strip()] = ("argptr", key)  # a tensor argument's base pointer
+                        origin[name.strip()] = frozenset({key})
+                    elif ty.startswith("!tt.tensordesc"):
+                        origin[name.strip()] = frozenset({key})
             continue
         body, _ = _strip_loc(line)
         body = body.strip()
@@ -548,7 +626,15 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
                 continue
         current = next((x for x in reversed(stack) if x is not None), None)
         if n in lines_of:
-            src_lines.setdefault(lines_of[n], set()).add(current)
+            arm = None  # the innermost arm of an if around the op inside its loop
+            for lp_i, arm_i in zip(reversed(stack), reversed(arms)):
+                if arm_i or lp_i is not None:
+                    arm = arm_i
+                    break
+            if arm and current is not None:
+                arm_lines.setdefault(lines_of[n], set()).add((current, arm))
+            else:
+                src_lines.setdefault(lines_of[n], set()).add(current)
         fm = _FOR.search(body) if "scf.for " in body else None
         if fm or (opens and " scf.while " in f" {body}"):
             # a while loop's trips are unknown: its bounds are no SSA values (counted once)
@@ -556,6 +642,9 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
             if fm and "iter_args(" in body:
                 inner = body.split("iter_args(", 1)[1]
                 lp.carried = _CARRIED.findall(inner[:inner.find(")")] if ")" in inner else inner)
+                for name, init in lp.carried:  # a pointer advanced from trip to trip addresses what its first did
+                    if _of(origin, init):
+                        origin[name] = _of(origin, init)
             loops.append(lp)
             if opens:
                 stack.append(lp.index)
@@ -566,10 +655,21 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
             if " scf.if " in f" {body}":
                 n_ifs += 1
                 arms.append((n_ifs, 0))
+                cm = _IF_COND.search(body)
+                if cm:
+                    ifs[n_ifs] = (cm.group(1), current)
+                im = _IF_RESULTS.match(body)
+                if im:  # `%2 = scf.if %c -> (i32) {`: each result is what the arm taken yields
+                    count = int(im.group(2) or 1)
+                    names = [im.group(1)] if count == 1 else [f"{im.group(1)}#{i}" for i in range(count)]
+                    if_results[n_ifs] = (names, im.group(3), [t.strip() for t in split_top(im.group(4), ",")])
             else:
                 arms.append(None)
         if body.startswith("scf.yield") and stack and stack[-1] is not None and loops[stack[-1]].carried:
             loops[stack[-1]].yields = _SSA.findall(body.split(" : ")[0])  # directly in the loop's body
+            continue
+        if body.startswith("scf.yield") and arms and arms[-1] and arms[-1][0] in if_results:
+            if_yields[arms[-1]] = _SSA.findall(body.split(" : ")[0])  # directly in an arm of an if with results
             continue
         d = _DEF.match(body)
         name, op, rest = (d.group(1), d.group(2).strip('"'), d.group(3)) if d else (None, body.split(" ", 1)[0],
@@ -578,15 +678,22 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
         if op in DOT_OPS:
             got = _dot(op, rest, _signature(body))
             if got:
-                chained = any(u in from_dot and from_dot[u] == current for u in uses[:2])
-                dots.append(Dot(n, op, current, *got, line=lines_of.get(n, 0), chained=chained))
+                made = [_of(from_dot, u, False) for u in uses[:2]]
+                chained = any(m is not False and m == current for m in made)
+                a_args, b_args = (tuple(sorted(_of(origin, u, ()))) for u in (uses + ["", ""])[:2])
+                dots.append(Dot(n, op, current, *got, line=lines_of.get(n, 0), chained=chained, a_args=a_args,
+                                b_args=b_args, on_dot=any(m is not False for m in made)))
             if name is not None:
                 from_dot[name] = current
             continue
         if name is not None and uses:
-            origin = next((from_dot[u] for u in uses if u in from_dot), False)
-            if origin is not False:
-                from_dot[name] = origin
+            made = next((m for m in (_of(from_dot, u, False) for u in uses) if m is not False), False)
+            if made is not False:
+                from_dot[name] = made
+            src = _of(origin, uses[0]) if op in _FROM_FIRST or op in _LOADS else \
+                frozenset().union(*(_of(origin, u, frozenset()) for u in uses))
+            if src:
+                origin[name] = src
         if op == "tt.load" and name is not None and uses and _SCALAR_PTR.fullmatch(_signature(body)):
             # one element read through a scalar pointer (an expert's row offset): a value a loop bound may use,
             # known when the capture kept the tensor's contents
@@ -596,7 +703,8 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
             if tile:
                 kind = "load" if op in _LOADS else "store" if op in _STORES else "atomic"
                 accesses.append(Access(n, op, kind, current, tile[0], tile[1], lines_of.get(n, 0), cols_of.get(n, 0),
-                                       block, tuple(a for a in arms if a)))
+                                       block, tuple(a for a in arms if a),
+                                       tuple(sorted(_of(origin, uses[0], ()))) if uses else ()))
             continue
         if name is None:
             continue
@@ -624,7 +732,14 @@ def count_ir(text: str, module: MlirModule | None = None) -> IrCounts:
             ops_ = [o.strip().split(" ")[0] for o in operands.split(",")]
             if all(o.startswith("%") for o in ops_):
                 values[name] = ("op", op, *ops_)
-    return IrCounts(args, loops, dots, accesses, values, src_lines, successors)
+    for i, (names, cond, types) in if_results.items():
+        then, other = if_yields.get((i, 0)), if_yields.get((i, 1))
+        if then is None or other is None or not len(then) == len(other) == len(names):
+            continue
+        for name, ty, a, b in zip(names, types, then, other):
+            if ty in _INT_TYPES:
+                values[name] = ("op", "arith.select", cond, a, b)
+    return IrCounts(args, loops, dots, accesses, values, src_lines, successors, ifs, arm_lines)
 
 
 def _arms_most(items: list[tuple[tuple, float]]) -> float:

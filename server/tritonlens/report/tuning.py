@@ -29,8 +29,12 @@ def _estimates(kr: KernelReport, summary: TuningSummary) -> list[str]:
         cs = next((cs for cs in kr.compiled if cs.spec.autotune == "chosen"
                    and same_config(chosen, cs.spec.constants, cs.spec.options)), None)
         costs = (cs.metrics.get("launch_costs") or []) if cs is not None else []
-        est = next((c.get("est_us") for c in costs if chosen.grid is None or c.get("grid") == list(chosen.grid)), None)
-        if isinstance(est, (int, float)):
+        cost = next((c for c in costs if chosen.grid is None or c.get("grid") == list(chosen.grid)), {})
+        est = cost.get("est_us")
+        if cost.get("unknown"):
+            out.append(f"key ({kt.key_text()}): the cost model has no estimate of the chosen config's launch "
+                       f"({cost['unknown']}), the autotuner measured {chosen.time_us:.1f} µs")
+        elif isinstance(est, (int, float)):
             out.append(f"key ({kt.key_text()}): the cost model estimates the chosen config's launch at {est:.1f} µs, "
                        f"the autotuner measured {chosen.time_us:.1f} µs ({est / chosen.time_us:.2f}×)")
     return out
