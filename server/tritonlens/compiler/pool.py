@@ -4,8 +4,12 @@ Each worker is a spawned process that imported triton once (`worker.serve`). One
 a shared queue. A worker that dies (SIGSEGV in LLVM, os._exit in user code), outlives the job's timeout or grows past
 the memory bound is killed and replaced; the job gets an error `Artifacts` and the next job runs on a fresh worker.
 
-The memory bound is on resident memory (RSS, of the worker and the tools it runs, such as ptxas), read from /proc
-every POLL_S while a job runs — not on address space: CUDA initialisation, thread stacks and a torch import reserve
+Everything a job starts ends with it: a worker is the subreaper of what its module code forks (a double-forked
+grandchild stays its descendant, in its process group, which the sandbox does not let it leave), and a worker that
+has a live descendant when its job ends is killed with its group (`left_behind`) and replaced.
+
+The memory bound is on resident memory (RSS, summed over the worker and all its descendants: the tools it runs, such
+as ptxas, and what module code forked), read from /proc every POLL_S while a job runs — not on address space: CUDA initialisation, thread stacks and a torch import reserve
 gigabytes of address space they never use, and an address-space cap (RLIMIT_AS) failed those imports. A burst can
 overshoot the bound by what it allocates in one POLL_S. Where /proc is missing (macOS, Windows) there is no bound.
 """
@@ -401,8 +405,10 @@ class CompileService:
             try:
                 if conn.poll(min(left, POLL_S)):
                     result = wire.artifacts_from_wire(conn.recv().get("result"))
-                    if bound and resident_bytes(w.pid) > 0.9 * bound:
-                        w.kill()  # what the job left behind would count against the next one: start afresh
+                    if (bound and resident_bytes(w.pid) > 0.9 * bound) or left_behind(w.pid):
+                        # what the job left (memory, processes its module code started) would outlive it and count
+                        # against the next one: it ends with its worker, which starts afresh
+                        w.kill()
                     if job.id in self._cancelled:
                         return _failed(job, "Cancelled", CANCELLED)
                     return result
@@ -489,25 +495,61 @@ def memory_limit_message(memory_mb: int, used: int, importing: str | None = None
             "--memory-mb`, or shrink the BLOCK sizes)")
 
 
-def resident_bytes(pid: int | None) -> int:
-    """Resident memory of process `pid` and its descendants (the tools it runs: ptxas), in bytes; 0 where /proc
-    cannot say (not Linux, or the process is gone)."""
-    total, todo, seen = 0, [pid], set()
-    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+def descendants(pid: int | None) -> list[int]:
+    """The processes below `pid` (children of any of its threads, theirs, ...), from /proc; [] where /proc cannot
+    say. A confined process is its children's subreaper (sandbox.child_subreaper): a double-forked grandchild is
+    among them, not lost to init."""
+    found: list[int] = []
+    todo, seen = [pid], {pid}
     while todo:
         p = todo.pop()
-        if p is None or p in seen:
+        try:
+            tasks = os.listdir(f"/proc/{p}/task")
+        except OSError:
             continue
-        seen.add(p)
+        for task in tasks:
+            try:
+                with open(f"/proc/{p}/task/{task}/children", "rb") as f:
+                    children = [int(c) for c in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            for c in children:
+                if c not in seen:
+                    seen.add(c)
+                    found.append(c)
+                    todo.append(c)
+    return found
+
+
+def resident_bytes(pid: int | None) -> int:
+    """Resident memory of process `pid` and all its descendants (the tools it runs: ptxas; what module code forked,
+    orphans included), in bytes; 0 where /proc cannot say (not Linux, or the process is gone)."""
+    if pid is None:
+        return 0
+    total = 0
+    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+    for p in [pid, *descendants(pid)]:
         try:
             with open(f"/proc/{p}/statm", "rb") as f:
                 total += int(f.read().split()[1]) * page
-            # children started by the main thread, where jobs run (another thread's would be in its own task)
-            with open(f"/proc/{p}/task/{p}/children", "rb") as f:
-                todo.extend(int(c) for c in f.read().split())
         except (OSError, ValueError, IndexError):
             continue
     return total
+
+
+def left_behind(pid: int | None) -> list[int]:
+    """The live (not zombie) descendants of a worker between jobs: what a job's module code started and left
+    running. A job ends with everything it started, so a worker that has any is stopped with them (`kill`)."""
+    alive = []
+    for p in descendants(pid):
+        try:
+            with open(f"/proc/{p}/stat", "rb") as f:
+                state = f.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            alive.append(p)
+    return alive
 
 
 def _failed(job: CompileJob, kind: str, message: str) -> Artifacts:

@@ -79,14 +79,17 @@ def support_modules() -> dict[str, str]:
 
 
 def own_path() -> list[str]:
-    """The import folders of tritonlens's own environment: tritonlens's package root, the interpreter's standard
-    library and site folders — never the working directory, PYTHONPATH, or what a `.pth` file adds (an editable
-    install of the workspace itself)."""
+    """The import folders of tritonlens's own environment: tritonlens's package root, then this process's import
+    path as the interpreter made it (standard library, site folders, what their `.pth` files add) — without the
+    working directory, relative entries and PYTHONPATH's folders, which a repository can fill."""
     real = os.path.realpath
-    prefixes = [real(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, venv_prefix()}
-                if p]
-    ours = [p for p in sys.path if p and os.path.isabs(p) and any(within(real(p), x) for x in prefixes)]
-    return list(dict.fromkeys([PACKAGE_ROOT, *ours, *_site_dirs()]))
+    try:
+        cwd = real(os.getcwd())
+    except OSError:
+        cwd = None
+    users = {real(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    ours = [p for p in sys.path if p and os.path.isabs(p) and real(p) != cwd and real(p) not in users]
+    return list(dict.fromkeys([PACKAGE_ROOT, *ours]))
 
 
 def load_support(origins: dict[str, str]) -> None:
@@ -653,6 +656,22 @@ def load_site() -> None:
         print(f"tritonlens: the interpreter's site failed to load ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def child_subreaper() -> str | None:
+    """Make this process the reaper of what it starts: a grandchild whose parent exits (a double fork) is
+    re-parented here, not to init, so it stays among this process's descendants — counted against the memory bound
+    (pool.resident_bytes) and ended with the job (pool.left_behind). None when done, else why not."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        return (f"no child subreaper ({os.strerror(ctypes.get_errno())}): a double-forked grandchild leaves the "
+                "memory count")
+    return None
+
+
 def loaded_files() -> list[str]:
     """The files of every module this process has loaded so far: what ran before the sandbox was up, for doctor and
     the attack tests (none may lie in a workspace or on PYTHONPATH)."""
@@ -677,8 +696,11 @@ def boot(box_json: str, argv: list[str]) -> None:
     # PYTHONPATH as this process got it (a launcher may have put another Triton there), which -I left out
     users = user_path(skip=PACKAGE_ROOT)
     search = import_search(skip=PACKAGE_ROOT)
+    reaper = child_subreaper()
     STATE = confine(box["folder"], programs(box.get("tools"), gpu, search), gpu, box.get("reads") or [], search)
     STATE["loaded_before"] = loaded_files()
+    if reaper:
+        STATE["missing"].append(reaper)
     load_site()
     module, _, function = box["entry"].partition(":")
     entry = getattr(importlib.import_module(module), function or "main")  # tritonlens's own, before the paths

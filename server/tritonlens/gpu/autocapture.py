@@ -6,7 +6,9 @@ become its specs, labelled with what launched them ("launched by `test_update_fn
 What runs is user code, so it runs as the compile workers' imports do (compiler/sandbox.py): a process of its own
 that confines itself before anything of the workspace loads — no writes outside its own folder, no programs but
 tritonlens's, no network, a clean environment — bounded in time (`timeout`, then SIGTERM, which keeps what was
-recorded, then SIGKILL of its process group) and in resident memory (the pool's measure, `pool.resident_bytes`).
+recorded, then SIGKILL of its process group) and in resident memory (the pool's measure, `pool.resident_bytes`, over
+all its descendants: it is their subreaper, so a double-forked grandchild counts). However it ends, its process group
+is killed: nothing it started outlives it.
 
 A run is cached by the content of every file it ran (the kernel file and the test file or script) with the target
 and the virtual GPU: opening the file again costs a cache read. A run that fails, hangs or runs out of memory is
@@ -193,7 +195,10 @@ class AutoCapturer:
             with open(log, "wb") as out:
                 proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                                         cwd=folder, close_fds=True, start_new_session=hasattr(os, "killpg"))
-                outcome = self._wait(proc)
+                try:
+                    outcome = self._wait(proc)
+                finally:
+                    _end_group(proc)
             tail = _tail(log)
             if outcome == "ok" and proc.returncode != 0:
                 outcome = "failed"
@@ -237,9 +242,7 @@ class AutoCapturer:
                 proc.wait(2)
             except subprocess.TimeoutExpired:
                 pass
-        with contextlib.suppress(OSError):
-            if hasattr(os, "killpg"):
-                os.killpg(proc.pid, signal.SIGKILL)
+        _end_group(proc)
         with contextlib.suppress(OSError):
             proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -257,6 +260,14 @@ class AutoCapturer:
             os.replace(tmp, entry)
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """Everything the run started ends with it, however it ended: what its code forked (a double-forked grandchild
+    included) is in its process group, which its sandbox does not let it leave."""
+    with contextlib.suppress(OSError):
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _tail(path: str) -> str:
