@@ -483,6 +483,8 @@ class Finding:
                            "bound": self.data.get("est_bound")}
         if isinstance(self.data.get("tuning"), dict):  # LAUNCH005: what the autotuner measured (report/tuning)
             out["tuning"] = self.data["tuning"]
+        if isinstance(self.data.get("rewrite"), str):  # the rewrite a cause no knob removes needs (SASS001)
+            out["rewrite"] = self.data["rewrite"]
         return out
 
     def sort_key(self) -> tuple:

@@ -181,6 +181,10 @@ def run_checks(ctx: CheckContext, select: set[str] | None = None) -> list[Findin
     from .costmodel import weigh
 
     ctx.costs = weigh(ctx, out)
+    # Where no knob removes the cause, the rewrite that would, with the estimate just made.
+    from .resources import say_rewrite
+
+    say_rewrite(out)
     return out
 
 

@@ -5,10 +5,12 @@ are worked out once per check context (`tensor_accesses`), per-text facts once p
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..frontend.launches import evaluate
+from ..ir.mlir import split_top
 from ..source import parse_module
 from ._common import dtype_bits, in_kernel_file, numel, tensor_shape_dtype, threads
 
@@ -175,3 +177,128 @@ def contiguous(terms: list[ast.expr | None]) -> bool | None:
     if not terms:
         return None
     return any(t is None for t in terms)
+
+
+# ---------------------------------------------------------------- a whole row in one program
+MAX_BLOCK_THREADS = 1024  # threads a block may have, CUDA and HIP alike (32 warps of 32, 16 wavefronts of 64)
+_PASS_THROUGH = frozenset({"tt.expand_dims", "tt.broadcast", "ttg.convert_layout", "arith.extsi", "arith.extui",
+                           "arith.trunci", "arith.index_cast", "tt.splat"})
+_CMPI = re.compile(r"arith\.cmpi (\w+), (%[\w.$#-]+), (%[\w.$#-]+)")
+_MAKE_RANGE = re.compile(r"end = (\d+) : i32, start = (\d+) : i32")
+_FIRST_OPERAND = re.compile(r"=\s*\"?[\w.]+\"?\(?\s*(%[\w.$#-]+)")
+_INT_TYPE = re.compile(r"i(?:8|16|32|64)")
+_LOC_NAME = re.compile(r'loc\("([^"]+)"')
+_AXIS = re.compile(r"axis = (\d+) : i32")
+_LESS = {"slt": False, "ult": False, "sle": True, "ule": True}  # cols < n (False) or cols <= n (True)
+_MORE = {"sgt": False, "ugt": False, "sge": True, "uge": True}  # n > cols, n >= cols
+
+
+@dataclass(frozen=True)
+class WholeRow:
+    """A row one program holds whole: a reduction (`tl.max`, `tl.sum`) over a tile whose lanes along the reduced
+    axis are `tl.arange(0, block)` masked against a kernel argument (`cols < n_cols`) with no offset — no loop walks
+    the row, so a program's row is at most `block` long and every value of it is live at the reduction. At a large
+    extent (a 128k vocabulary) no launch option makes that fit in registers; only a loop over the row in chunks does."""
+
+    line: int  # the mask's source line
+    reduce_line: int  # the reduction's source line
+    block: int  # the tile's length along the reduced axis
+    bound: str  # the kernel argument the mask compares with
+    values: int  # values of the reduced tile (all its axes)
+    per_thread: int  # of them each thread holds at the spec's warps
+    extent: int | None = None  # the bound's value in the most launched captured launch (None: no launch says)
+
+    @property
+    def per_thread_at_most(self) -> int:
+        """Values each thread holds even with the most threads a block may have."""
+        return max(1, self.values // MAX_BLOCK_THREADS)
+
+    def to_data(self) -> dict[str, Any]:
+        return {"line": self.line, "reduce_line": self.reduce_line, "block": self.block, "bound": self.bound,
+                "extent": self.extent, "per_thread": self.per_thread, "per_thread_at_most": self.per_thread_at_most}
+
+
+def whole_row(ctx) -> WholeRow | None:
+    """The reduction of the kernel over a whole row one program holds (see WholeRow), the one with the most values a
+    thread holds; None when every reduction's row is walked by a loop (or the kernel reduces nothing). Read from the
+    TTGIR: the reduced axis's lanes traced back to their `tt.make_range` and the mask's bound to a kernel argument."""
+    cache = ctx.__dict__.setdefault("_whole_row", [])
+    if not cache:
+        cache.append(_whole_row(ctx))
+    return cache[0]
+
+
+def _int_args(func_text: str) -> dict[str, str]:
+    """A `tt.func` line's integer arguments: SSA name -> the kernel's parameter name (its loc name)."""
+    start = func_text.find("(")
+    depth, end = 0, len(func_text)
+    for i in range(start, len(func_text)):
+        depth += {"(": 1, ")": -1}.get(func_text[i], 0)
+        if depth == 0:
+            end = i
+            break
+    out = {}
+    for part in split_top(func_text[start + 1:end], ","):
+        name, _, rest = part.partition(":")
+        if _INT_TYPE.fullmatch(rest.strip().split(" ", 1)[0]):
+            loc = _LOC_NAME.search(rest)
+            out[name.strip()] = loc.group(1) if loc else name.strip().lstrip("%")
+    return out
+
+
+def _whole_row(ctx) -> WholeRow | None:
+    ops = ctx.ttgir.ops
+    defs = {r.split(":", 1)[0]: op for op in ops for r in op.results}
+    func = next((op for op in ops if op.name == "tt.func" and "public" in op.text), None)
+    int_args = _int_args(func.text) if func is not None else {}
+
+    def source(name: str, depth: int = 8) -> tuple[str, Any] | None:
+        """What an SSA value is made from through shape and layout changes: ("range", (start, end)) or ("arg", name)."""
+        name = name.split("#", 1)[0]
+        if name in int_args:
+            return ("arg", int_args[name])
+        op = defs.get(name)
+        if op is None or depth <= 0:
+            return None
+        if op.name == "tt.make_range":
+            m = _MAKE_RANGE.search(op.text)
+            return ("range", (int(m.group(2)), int(m.group(1)))) if m else None
+        if op.name in _PASS_THROUGH:
+            m = _FIRST_OPERAND.search(op.text)
+            return source(m.group(1), depth - 1) if m else None
+        return None
+
+    masks: dict[int, tuple[int, str]] = {}  # row length -> (source line, bound)
+    for op in ops:
+        if op.name != "arith.cmpi" or not in_kernel_file(ctx, op.loc):
+            continue
+        m = _CMPI.search(op.text)
+        if m is None or (m.group(1) not in _LESS and m.group(1) not in _MORE):
+            continue
+        lanes, bound = (m.group(2), m.group(3)) if m.group(1) in _LESS else (m.group(3), m.group(2))
+        a, b = source(lanes), source(bound)
+        if a and b and a[0] == "range" and b[0] == "arg" and a[1][0] == 0:
+            masks.setdefault(a[1][1], (op.loc.line, b[1]))
+    if not masks:
+        return None
+    n_threads = threads(ctx)
+    best: WholeRow | None = None
+    for op in ops:
+        if op.name != "tt.reduce" or not in_kernel_file(ctx, op.loc) or not op.operand_types:
+            continue
+        sd, axis = tensor_shape_dtype(op.operand_types[0]), _AXIS.search(op.text)
+        if sd is None or axis is None or int(axis.group(1)) >= len(sd[0]):
+            continue
+        block = sd[0][int(axis.group(1))]
+        if block not in masks:
+            continue
+        line, bound = masks[block]
+        values = numel(sd[0])
+        row = WholeRow(line, op.loc.line, block, bound, values, max(1, values // n_threads))
+        if best is None or row.per_thread > best.per_thread:
+            best = row
+    if best is None:
+        return None
+    extents = [launch_env(ctx, launch).get(best.bound) for launch in ctx.launches]
+    extent = next((e for e in extents if isinstance(e, int)), None)
+    return replace(best, extent=extent)

@@ -10,11 +10,14 @@ from .registry import rule
 from ..device.limits import Limits, limits_for, target_limits
 from ..model import Related
 from ._common import def_span, finding, in_kernel_file, related
+from .facts import MAX_BLOCK_THREADS, whole_row
+from ..units import fmt_us
 
 # ---------------------------------------------------------------- per-target limits
 
 
 LOW_OCCUPANCY_WARPS = 8  # fewer resident warps per SM than this leaves each scheduler < 2 warps to switch between
+WHOLE_ROW_VALUES = 32  # values of a whole row each thread holds from which the row is the spill's cause
 SMALL_SPILL_BYTES = 64  # a few spilled values: reported, at info level
 LOOP_FREE_SPILL_BYTES = 256  # spills up to this size whose code is outside every loop: info too
 
@@ -86,13 +89,22 @@ def register_spill(ctx):
     where = ", ".join(f"line {ln} ({c['st']} {st_name}, {c['ld']} {ld_name})" for ln, c in top[:3])
     looped = sorted(ln for ln in per_line if _in_loop(ctx, ln))
     data["in_loop"] = looped
+    row = whole_row(ctx)
+    if row is not None and row.per_thread >= WHOLE_ROW_VALUES:
+        # the row itself fills the registers: no launch option removes it, a loop over the row does (say_rewrite)
+        data["whole_row"] = row.to_data()
+        extent = f" = {row.extent}" if row.extent else ""
+        avoid = (f" — one program holds a whole row ({row.bound}{extent} in a block of {row.block}): loop over it in "
+                 "chunks, no launch option removes it")
+    else:
+        avoid = " — fewer elements per thread (smaller BLOCK or more num_warps) or fewer live values avoid it"
     message = (f"registers spill: {res.spill_stores} B spill stores and {res.spill_loads} B spill loads at "
                f"{regs if regs is not None else '?'} registers per thread"
                + (f"; spill code on {where}" if where else "")
                + (f"{' and' if where else ';'} {len(top) - 3} more line{'s' if len(top) > 4 else ''}"
                   if len(top) > 3 else "")
                + (", inside a loop" if looped else ", outside loops" if per_line else "")
-               + " — fewer elements per thread (smaller BLOCK or more num_warps) or fewer live values avoid it")
+               + avoid)
     # One finding per cause, on the def line: every spilling line is a related place (the source line, then the
     # first spill instruction of it in the IR when the SASS text has one; a cubin-read access has none).
     rel = []
@@ -107,6 +119,31 @@ def register_spill(ctx):
     severity = "info" if small else ""
     data["small"] = small
     yield finding(ctx, def_span(ctx), "SASS001", message, severity=severity, data=data, related_info=rel[:24])
+
+
+def say_rewrite(findings: list) -> None:
+    """A spill whose cause is a whole row in one program (`data["whole_row"]`, see facts.WholeRow) has no fix in the
+    kernel's knobs: it gets the rewrite that removes it — a loop over the row in chunks, two passes or one online
+    pass — with what the cost model estimates the spill costs, which is what the rewrite would save
+    (`data["rewrite"]`, and a related place on the row's line). Run once the cost model has weighed the findings."""
+    for f in findings:
+        row = f.data.get("whole_row")
+        if f.code != "SASS001" or not isinstance(row, dict):
+            continue
+        extent = f" = {row['extent']}" if row.get("extent") else ""
+        gain, launch = f.data.get("est_gain_us"), f.data.get("est_launch_us")
+        saves = (f"estimated to save ~{fmt_us(gain)} of {fmt_us(launch)} a launch ({f.data.get('est_share', 0):.0%}, "
+                 "what the cost model prices the spill at)" if gain is not None and launch
+                 else "not estimated: no captured launch to price the spill on")
+        f.data["rewrite"] = (
+            f"one program holds a whole row: {row['bound']}{extent} values in a block of {row['block']}, "
+            f"{row['per_thread']} a thread ({row['per_thread_at_most']} even at {MAX_BLOCK_THREADS} threads), all "
+            f"live at the reduction on line {row['reduce_line']}, so no num_warps or num_stages removes the spill. "
+            "Loop over the row in chunks of a few thousand columns instead: two passes (the max and the sum of exp "
+            "over the chunks, then normalize chunk by chunk) or one online pass (a running max, and a running sum "
+            f"rescaled by exp(old max - new max), as online softmax / logsumexp); {saves}")
+        if not any(r.line == row["line"] and r.message.startswith("one program holds") for r in f.related):
+            f.related = [Related(path=f.path, line=int(row["line"]), message=f.data["rewrite"]), *f.related]
 
 
 def _in_loop(ctx, line: int) -> bool:

@@ -237,6 +237,8 @@ def _print_text(report, select, quiet: bool) -> None:
                 message = message.replace(f" [{d}]", "")
             seen = " (in the baseline)" if f.data.get("baseline_state") == "unchanged" else ""
             print(f"{rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {message}{seen}")
+            if isinstance(f.data.get("rewrite"), str):  # what no knob does: said once, under the finding
+                print(f"  rewrite: {printable(f.data['rewrite'])}")
     if quiet:
         return
     from ..report.cost import spec_cost
