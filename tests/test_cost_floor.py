@@ -19,7 +19,7 @@ from conftest import require_module
 from tritonlens.checks.cost.floor import gemm_flops
 from tritonlens.cli import main as cli_main
 
-from test_cost_trips import LOADED_BOUND
+from test_cost_trips import loaded_bound_workspace
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNEL = os.path.join(REPO, "bench", "cost_kernels", "persistent_matmul.py")
@@ -58,31 +58,10 @@ def test_the_floor_is_the_operand_types_own_peak(tmp_path, capsys, dtype, kind):
 def test_a_finding_on_a_launch_the_model_cannot_price_says_so(tmp_path, capsys):
     """One program of a GEMM whose K loop is bounded by a value in memory the capture did not keep: LAUNCH002 (the
     idle SMs) carries no estimated cost, says what is unknown, and keeps its own severity."""
-    (tmp_path / "k.py").write_text(LOADED_BOUND)
-    (tmp_path / ".tritonlens").mkdir()
-    n = 8192
-
-    def matrix():
-        return {"tensor": {"shape": [n, n], "stride": [n, 1], "dtype": "bfloat16", "align16": True}}
-
-    launch = {"grid": [1, 1], "args": {
-        "a_ptr": matrix(), "b_ptr": matrix(), "c_ptr": matrix(),
-        "k_tiles_ptr": {"tensor": {"shape": [1], "stride": [1], "dtype": "int32"}},
-        "stride_am": {"value": n}, "stride_bk": {"value": n}, "stride_cm": {"value": n},
-        "BM": {"value": 128}, "BN": {"value": 128}, "BK": {"value": 64}}}
-    rec = {"version": 2, "path": "k.py", "kernel": "gemm_loaded_k",
-           "signature": {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "k_tiles_ptr": "*i32",
-                         "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32", "BM": "constexpr",
-                         "BN": "constexpr", "BK": "constexpr"},
-           "constants": {"BM": 128, "BN": 128, "BK": 64},
-           "attrs": {p: {"divisibility": 16} for p in ("a_ptr", "b_ptr", "c_ptr", "stride_am", "stride_bk",
-                                                       "stride_cm")},
-           "options": {"num_warps": 8, "num_stages": 3}, "target": "cuda:90", "triton_version": "3.6.0",
-           "launch": launch}
-    (tmp_path / ".tritonlens" / "captures.jsonl").write_text(json.dumps(rec) + "\n")
+    kernel = loaded_bound_workspace(tmp_path, [1, 1])
     capsys.readouterr()
     cli_main(["check", "--target", "cuda:90", "--gpu", "h100", "--workers", "1", "--format", "json",
-              str(tmp_path / "k.py")])
+              kernel])
     findings = json.loads(capsys.readouterr().out)
     [grid] = [f for f in findings if f["code"] == "LAUNCH002"]
     assert grid["message"].endswith("[cost: unknown — the trips of 1 loop (line 12) unknown]"), grid

@@ -99,20 +99,18 @@ def gemm_loaded_k(a_ptr, b_ptr, c_ptr, k_tiles_ptr, stride_am, stride_bk, stride
 '''
 
 
-def _tensor(shape, dtype="bfloat16"):
-    return {"tensor": {"shape": list(shape), "stride": [shape[1], 1] if len(shape) == 2 else [1], "dtype": dtype,
-                       "align16": True}}
-
-
-def test_a_loop_of_unknown_trips_gives_no_estimate_anywhere(tmp_path, capsys):
-    """A K loop bounded by a value loaded from a tensor whose contents the capture did not keep: the model cannot
-    count it; `cost` says unknown and why (the loop's line, and that counted once the launch would be below the
-    tensor cores' floor) instead of a time."""
-    (tmp_path / "k.py").write_text(LOADED_BOUND)
-    (tmp_path / ".tritonlens").mkdir()
+def loaded_bound_workspace(path, grid) -> str:
+    """A workspace of LOADED_BOUND with one launch on 8192² bf16 matrices, its bound's tensor captured without its
+    contents; the kernel file's path."""
+    (path / "k.py").write_text(LOADED_BOUND)
+    (path / ".tritonlens").mkdir()
     n = 8192
-    launch = {"grid": [n // 128, n // 128], "args": {
-        "a_ptr": _tensor((n, n)), "b_ptr": _tensor((n, n)), "c_ptr": _tensor((n, n)),
+
+    def matrix():
+        return {"tensor": {"shape": [n, n], "stride": [n, 1], "dtype": "bfloat16", "align16": True}}
+
+    launch = {"grid": grid, "args": {
+        "a_ptr": matrix(), "b_ptr": matrix(), "c_ptr": matrix(),
         "k_tiles_ptr": {"tensor": {"shape": [1], "stride": [1], "dtype": "int32"}},
         "stride_am": {"value": n}, "stride_bk": {"value": n}, "stride_cm": {"value": n},
         "BM": {"value": 128}, "BN": {"value": 128}, "BK": {"value": 64}}}
@@ -125,7 +123,15 @@ def test_a_loop_of_unknown_trips_gives_no_estimate_anywhere(tmp_path, capsys):
                                                        "stride_cm")},
            "options": {"num_warps": 8, "num_stages": 3}, "target": "cuda:90", "triton_version": "3.6.0",
            "launch": launch}
-    (tmp_path / ".tritonlens" / "captures.jsonl").write_text(json.dumps(rec) + "\n")
+    (path / ".tritonlens" / "captures.jsonl").write_text(json.dumps(rec) + "\n")
+    return str(path / "k.py")
+
+
+def test_a_loop_of_unknown_trips_gives_no_estimate_anywhere(tmp_path, capsys):
+    """A K loop bounded by a value loaded from a tensor whose contents the capture did not keep: the model cannot
+    count it; `cost` says unknown and why (the loop's line, and that counted once the launch would be below the
+    tensor cores' floor) instead of a time."""
+    loaded_bound_workspace(tmp_path, [64, 64])
     [row] = _cost(capsys, tmp_path / "k.py")
     assert row["est_us"] is None and row["bound"] is None and row["confidence"] == "unknown"
     assert row["unknown_trips"] == 1
