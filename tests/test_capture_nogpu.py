@@ -271,7 +271,7 @@ def test_hostile_capture_file_is_read_as_bounded_data_and_reported_per_line(tmp_
         "[" * 100000 + "]" * 100000,  # nesting deeper than the parser goes
         '{"version": 2, "launches": ' + "9" * 5000 + "}",  # an integer with more digits than Python parses
         json.dumps(dict(good, launches=10 ** 30)),  # a count no run makes
-        json.dumps(dict(good, constants={"B": 10 ** 40})),
+        json.dumps(dict(good, constants={"B": {"$float": "1e999"}})),  # a tag launch_values never writes
         json.dumps(dict(good, attrs={"x": {"divisibility": 1e308}})),
         json.dumps(dict(good, options={"num_warps": [4]})),
         json.dumps(dict(good, autotune="best")),

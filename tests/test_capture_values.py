@@ -186,7 +186,7 @@ def test_dtype_constexprs_compile_as_the_dtype_they_name(tmp_path, checker):
     lines = _capture(tmp_path, "kern.cast_to[(4,)](x, o, 1000, tl.float16, BLOCK=256)\n"
                                "kern.cast_to[(4,)](x, o, 1000, tl.bfloat16, BLOCK=256)\n")
     assert [r["constants"]["OUT"] for r in lines if r.get("record", "compile") == "compile"] == \
-        [{"$dtype": "fp16"}, {"$dtype": "bf16"}]
+        ["fp16", "bf16"]  # Triton's own names for them, as its specialization data gives them
     ttir = _compiled(_check(checker, tmp_path, "cast_to"))
     fp16, bf16 = (f"cuda:90, num_warps=4, num_stages=3, OUT=tl.{t}, BLOCK=256, n=i32" for t in ("fp16", "bf16"))
     assert "tensor<256xf16>" in ttir[fp16] and "tensor<256xbf16>" in ttir[bf16]
@@ -197,7 +197,7 @@ def test_strings_with_any_characters_are_kept_exactly(tmp_path, checker):
     lines = _capture(tmp_path, 'kern.by_mode[(4,)](x, o, 1000, "relu\\x1b\\n", BLOCK=256)\n'
                                'kern.by_mode[(4,)](x, o, 1000, "fp16", BLOCK=256)\n')
     assert [r["constants"]["MODE"] for r in lines if r.get("record", "compile") == "compile"] == \
-        [{"$str": [ord(c) for c in "relu\x1b\n"]}, "fp16"]
+        [{"$str": [ord(c) for c in "relu\x1b\n"]}, {"$str": [ord(c) for c in "fp16"]}]
     ttir = _compiled(_check(checker, tmp_path, "by_mode"))
     relu = "cuda:90, num_warps=4, num_stages=3, MODE='relu\\x1b\\n', BLOCK=256, n=i32"
     plain = "cuda:90, num_warps=4, num_stages=3, MODE='fp16', BLOCK=256, n=i32"
@@ -218,8 +218,8 @@ def test_a_value_that_cannot_be_recorded_is_marked_and_said(tmp_path, checker):
 
 
 def test_old_captures_still_load(tmp_path, checker):
-    """Lines written before the tags: a dtype as its bare name, an int past int64 as a plain number, a tuple as a
-    list, an argument the recorder did not know as unknown."""
+    """Lines written before the tags: a dtype as its bare name, an int past int64 (refused until now) as a plain
+    number, a tuple as a list, an argument the recorder did not know as unknown."""
     (tmp_path / "kern.py").write_text(KERNELS)
     (tmp_path / ".tritonlens").mkdir()
     old = {"version": 2, "path": "kern.py", "target": "cuda:90", "triton_version": "3.6.0",
@@ -257,7 +257,7 @@ def test_tuning_lines_keep_non_finite_config_values(tmp_path):
     cfg = config_fields(triton.Config({"HI": float("inf"), "OUT": triton.language.float16, "BLOCK": 256},
                                       num_warps=4))
     (tmp_path / ".tritonlens").mkdir()
-    line = {"version": 3, "value_tags": 1, "record": "tuning", "path": "kern.py", "kernel": "clamp_ce",
+    line = {"version": 3, "record": "tuning", "path": "kern.py", "kernel": "clamp_ce",
             "key": [{"$float": "nan"}, 1000], "configs": [{**cfg, "time_us": 3.5}], "chosen": 0}
     (tmp_path / ".tritonlens" / "captures.jsonl").write_text(json.dumps(line, allow_nan=False) + "\n")
     (tuning,) = load_tunings(str(tmp_path))

@@ -5,20 +5,21 @@ jq reject). The one encoding every writer and reader of those files uses.
 A value is written as itself when JSON can say it exactly:
 
     null, true, false, a finite float, an int of any size, a string of printable characters, an array (a tuple,
-    nested tuples too: Triton 3.x takes tuples as arguments)
+    nested tuples too: Triton 3.x takes tuples as arguments), and a `triton.language` dtype as the bare name Triton's
+    own specialization data gives it (`"fp16"` for `tl.float16`: what captures always held)
 
 and otherwise as an object of one key that starts with `$`:
 
     {"$float": "inf"} / {"$float": "-inf"} / {"$float": "nan"}   a non-finite float (a clamp's bound, a -inf max)
-    {"$str": [97, 27, 98]}      a string with a character a terminal acts on (control, format, a lone surrogate),
-                                as its code points: the file stays printable and the string exact
-    {"$dtype": "fp16"}          a `triton.language` dtype, by the name Triton gives it (`str(tl.float16)`; a
-                                hint's `tl.float32` keeps its `tl` name)
+    {"$str": [102, 112, 49, 54]}  a string that is a dtype's name ("fp16" passed as a string), or that holds a
+                                character a terminal acts on (control, format, a lone surrogate), as its code
+                                points: the file stays printable and the string exact
+    {"$dtype": "float32"}       a dtype by a name Triton does not print (a hint's `tl.float32`, in a baseline)
     {"$unrecorded": "TypeName"} a value none of the above can say (a function passed as a constexpr, an object):
                                 the argument is kept, marked, never dropped; its checks say what that costs
 
-Lines written with this encoding carry `"value_tags": 1`: in older lines a dtype was the bare string of its name
-(`"fp16"`) and a string with control characters could not be kept; `decode(..., legacy=True)` reads them as before.
+Older files read the same way (the tags are new; a string that was a dtype's name was read as that dtype then, as
+now), and Triton's own forms {"dtype": name} and {"constexpr": v} are read too.
 
 Decoded, a value is the Python value Triton was given, in the form specs carry (JSON that travels to the compile
 workers): floats, ints and strings as themselves, arrays as lists (the worker makes them tuples), a dtype as
@@ -30,11 +31,9 @@ import math
 import re
 from typing import Any
 
-TAG_FIELD = "value_tags"  # set on a line whose values use this encoding
-TAG_VERSION = 1
 MAX_TEXT = 4096  # characters of one string value (the capture reader's bound)
 MAX_ITEMS = 256  # elements of one tuple
-MAX_DEPTH = 8  # nesting of tuples
+MAX_DEPTH = 5  # nesting of tuples (the reader's bound before the tags)
 _MAX_DIGITS = 4000  # an int beyond this is unrecorded (Python's JSON refuses ints of more than 4300 digits)
 _DTYPE_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")  # fp16, bf16, float32: a `tl` name or Triton's str(dtype)
 _FLOATS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
@@ -73,19 +72,22 @@ def encode(value: Any, _depth: int = 0) -> Any:
         value = str(value)
         if len(value) > MAX_TEXT:
             return unrecorded("str")
-        return value if value.isprintable() else {"$str": [ord(c) for c in value]}
+        if value.isprintable() and value not in TRITON_DTYPE_NAMES:
+            return value
+        return {"$str": [ord(c) for c in value]}
     if isinstance(value, (tuple, list)):
         if _depth >= MAX_DEPTH or len(value) > MAX_ITEMS:
             return unrecorded(t.__name__)
         return [encode(v, _depth + 1) for v in value]
     if isinstance(value, dict) and set(value) == {"dtype"} and _DTYPE_NAME.match(str(value["dtype"])):
-        return {"$dtype": value["dtype"]}  # a spec's dtype (decoded, or a hint's `tl.float32`)
+        name = value["dtype"]  # a spec's dtype (decoded, or a hint's `tl.float32`)
+        return name if name in TRITON_DTYPE_NAMES else {"$dtype": name}
     if isinstance(value, dict) and set(value) == {"unrecorded"}:
         return unrecorded(str(value["unrecorded"]))
     if _is_triton_dtype(value):
         name = str(value)
         if name in TRITON_DTYPE_NAMES:
-            return {"$dtype": name}
+            return name
     return unrecorded(t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}")
 
 
@@ -99,23 +101,19 @@ def _is_triton_dtype(value: Any) -> bool:
     return t.__name__ == "dtype" and t.__module__.startswith("triton.language")
 
 
-def decode(value: Any, legacy: bool = False, _depth: int = 0) -> Any:
+def decode(value: Any, _depth: int = 0) -> Any:
     """The value `encode` wrote (see the module doc for the form). ValueError, saying why, for anything else:
-    capture files are untrusted input. `legacy`: a line written before the tags (no `value_tags`): a dtype's bare
-    name is that dtype, and Triton's own {"dtype": name} / {"constexpr": v} forms are read too."""
-    if value is None or isinstance(value, (bool, int, str)):
-        if isinstance(value, str):
-            if len(value) > MAX_TEXT or not value.isprintable():
-                raise ValueError("a string value too long or with control characters")
-            if legacy and value in TRITON_DTYPE_NAMES:
-                return {"dtype": value}
-        return value
-    if isinstance(value, float):  # finite from a strict file; non-finite only from a reader that took the tokens
-        return value
+    capture files are untrusted input."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value  # a float is finite in a strict file; non-finite only from a reader that took the tokens
+    if isinstance(value, str):
+        if len(value) > MAX_TEXT or not value.isprintable():
+            raise ValueError("a string value too long or with control characters")
+        return {"dtype": value} if value in TRITON_DTYPE_NAMES else value
     if isinstance(value, list):
         if _depth >= MAX_DEPTH or len(value) > MAX_ITEMS:
             raise ValueError(f"a tuple value nested deeper than {MAX_DEPTH} or longer than {MAX_ITEMS}")
-        return [decode(v, legacy, _depth + 1) for v in value]
+        return [decode(v, _depth + 1) for v in value]
     if isinstance(value, dict) and len(value) == 1:
         (tag, body), = value.items()
         if tag == "$float" and body in _FLOATS:
@@ -123,14 +121,12 @@ def decode(value: Any, legacy: bool = False, _depth: int = 0) -> Any:
         if tag == "$str" and isinstance(body, list) and len(body) <= MAX_TEXT and all(
                 isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 0x10FFFF for c in body):
             return "".join(map(chr, body))
-        if tag == "$dtype" and isinstance(body, str) and _DTYPE_NAME.match(body):
+        if tag in ("$dtype", "dtype") and isinstance(body, str) and _DTYPE_NAME.match(body):
             return {"dtype": body}
         if tag == "$unrecorded" and isinstance(body, str) and len(body) <= 128 and body.isprintable():
             return {"unrecorded": body}
-        if legacy and tag == "dtype" and isinstance(body, str) and len(body) <= 64 and body.isprintable():
-            return {"dtype": body}
-        if legacy and tag == "constexpr":
-            return decode(body, legacy, _depth + 1)
+        if tag == "constexpr":
+            return decode(body, _depth + 1)
     raise ValueError("not a value tritonlens writes")
 
 

@@ -84,7 +84,8 @@ def fix_strategies(code: str) -> tuple[str, ...]:
 register_meta("SRC001", "compile-error", "error", "Triton could not compile the kernel (or Python could not parse the file)")
 register_meta("SRC002", "missing-specialization", "info", "a constexpr has no value from captures, hints, configs or defaults",
               fixes=("missing",))
-register_meta("SRC003", "stale-capture", "info", "a captured launch no longer fits the kernel's parameters")
+register_meta("SRC003", "stale-capture", "info",
+              "a captured launch no longer fits the kernel's parameters, or one of its arguments could not be recorded")
 register_meta("SRC005", "kernel-out-of-reach", "info",
               "a @triton.jit function defined inside another function: it cannot be compiled on its own")
 register_meta("SRC006", "module-not-importable", "warning",

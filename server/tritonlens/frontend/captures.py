@@ -9,7 +9,7 @@ import os
 from typing import Any, Iterator
 
 from .untrusted import UntrustedFile, printable, read_text
-from ..launch_values import TAG_FIELD, decode
+from ..launch_values import decode
 from ..model import clean_descriptor
 from ..sidecar import CAPTURES, FOLDER, is_sidecar_folder
 
@@ -42,15 +42,10 @@ def _bad_scalar(value: Any) -> bool:
     return True
 
 
-def _legacy(obj: dict[str, Any]) -> bool:
-    """A line written before launch_values' tags: a dtype was the bare string of its name."""
-    return TAG_FIELD not in obj
-
-
-def _bad_value(value: Any, legacy: bool) -> str | None:
+def _bad_value(value: Any) -> str | None:
     """Why a launch value (a constexpr, a config's kwarg, an autotune key) is not one launch_values reads."""
     try:
-        decode(value, legacy)
+        decode(value)
     except (ValueError, RecursionError) as exc:
         return str(exc)
     return None
@@ -59,16 +54,15 @@ def _bad_value(value: Any, legacy: bool) -> str | None:
 def _decoded(obj: dict[str, Any]) -> dict[str, Any]:
     """A valid line with its launch values decoded (launch_values): inf is inf again, a dtype {"dtype": name}. An
     argument value of a launch that does not decode is read as unknown (older readers never looked at them)."""
-    legacy = _legacy(obj)
     for field in ("constants",):
         if isinstance(obj.get(field), dict):
-            obj[field] = {k: decode(v, legacy) for k, v in obj[field].items()}
+            obj[field] = {k: decode(v) for k, v in obj[field].items()}
     for field in ("autotune_keys", "key"):
         if isinstance(obj.get(field), list):
-            obj[field] = decode(obj[field], legacy)
+            obj[field] = decode(obj[field])
     for field in ("configs", "pruned"):
         for cfg in obj.get(field) or ():
-            cfg["kwargs"] = {k: decode(v, legacy) for k, v in (cfg.get("kwargs") or {}).items()}
+            cfg["kwargs"] = {k: decode(v) for k, v in (cfg.get("kwargs") or {}).items()}
     launches = [obj.get("launch"), {"args": obj.get("args")}] + [c.get("launch") for c in obj.get("launch_counts") or ()]
     for launch in launches:
         args = launch.get("args") if isinstance(launch, dict) else None
@@ -107,7 +101,7 @@ def _valid(obj: Any) -> str | None:
                                                for k, v in obj["signature"].items()):
         return "signature must map parameter names to type strings"
     for name, value in obj.get("constants", {}).items():
-        why = _bad_value(value, _legacy(obj))
+        why = _bad_value(value)
         if why:
             return f"constant {printable(name[:80])}: {why}"
     for name, attr in obj.get("attrs", {}).items():
@@ -135,7 +129,7 @@ def _valid(obj: Any) -> str | None:
         return "field 'no_gpu' is not a boolean"
     keys = obj.get("autotune_keys")
     if keys is not None and (not isinstance(keys, list) or len(keys) > 4096
-                             or any(_bad_value(k, _legacy(obj)) for k in keys)):
+                             or any(_bad_value(k) for k in keys)):
         return "field 'autotune_keys' is not a bounded list"
     launch = obj.get("launch")
     if launch is not None and _bad_launch(launch):
@@ -168,12 +162,12 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e12
 
 
-def _bad_config(cfg: Any, legacy: bool) -> str | None:
+def _bad_config(cfg: Any) -> str | None:
     """One config of a tuning line: {"kwargs": {...}, "num_warps": 4, ..., "time_us": 35.9 | null, "grid": [...]}."""
     if not isinstance(cfg, dict) or not isinstance(cfg.get("kwargs", {}), dict) or len(cfg.get("kwargs", {})) > 64:
         return "a config must hold a kwargs object of at most 64 values"
     for name, value in cfg.get("kwargs", {}).items():
-        why = "name too long" if len(name) > 256 else _bad_value(value, legacy)
+        why = "name too long" if len(name) > 256 else _bad_value(value)
         if why:
             return f"config value {printable(name[:80])}: {why}"
     for opt in _CONFIG_OPTIONS:
@@ -196,10 +190,10 @@ def _valid_tuning(obj: dict[str, Any]) -> str | None:
     for key in ("target", "triton_version"):
         if obj.get(key) is not None and (not isinstance(obj[key], str) or len(obj[key]) > 64):
             return f"field {key!r} is not a short string"
-    if obj.get("key") is not None and (not isinstance(obj["key"], list) or _bad_value(obj["key"], _legacy(obj))):
+    if obj.get("key") is not None and (not isinstance(obj["key"], list) or _bad_value(obj["key"])):
         return "field 'key' is not a bounded list"
     for field_name in ("configs", "pruned"):
-        why = _bad_list(obj, field_name, MAX_TUNING_CONFIGS, lambda cfg: _bad_config(cfg, _legacy(obj)))
+        why = _bad_list(obj, field_name, MAX_TUNING_CONFIGS, _bad_config)
         if why:
             return why
     if not obj.get("configs"):
@@ -437,7 +431,7 @@ def _parsed(file: str, roots: list[str]) -> tuple[list[dict[str, Any]], list[str
 def _read_lines(file: str, roots: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
     out: list[dict[str, Any]] = []
     problems: list[str] = []
-    lines = list(bounded_lines(io.StringIO(read_text(file))))
+    lines = list(bounded_lines(io.StringIO(read_text(file, root=roots[0]))))
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line:

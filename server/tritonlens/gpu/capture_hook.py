@@ -19,7 +19,7 @@ from .capture_record import (ENV_DUMP, ENV_FILE, ENV_INTERPRET, ENV_NO_GPU, ENV_
                              MAX_LAUNCH_SHAPES, TIMED_PER_LAUNCH, VERSION, _MAX_TRACKED, _target_string,
                              describe_launch, launch_key, record_from_hook, tuning_record)
 from .patching import wrap_once
-from ..launch_values import TAG_FIELD, TAG_VERSION, encode
+from ..launch_values import encode
 from ..writes import make_folder, write_file
 
 # Launch counts are written this often, at exit and on SIGTERM; a compile's first launch and each new autotuner choice
@@ -284,8 +284,7 @@ class _Hook:
                 times = timed.pop(ident, {})
                 if not entry["launches"] and not entry["chosen"] and not times:
                     continue
-                rec = {"version": VERSION, "record": "summary", TAG_FIELD: TAG_VERSION, **entry["rec"],
-                       "triton_version": self.triton_version,
+                rec = {"version": VERSION, "record": "summary", **entry["rec"], "triton_version": self.triton_version,
                        "launches": entry["launches"], "autotune": "chosen" if entry["chosen"] else None}
                 if entry["keys"]:
                     rec["autotune_keys"] = entry["keys"]

@@ -9,7 +9,7 @@ import json
 import os
 from typing import Any
 
-from ..launch_values import TAG_FIELD, TAG_VERSION, encode, is_unrecorded_encoded
+from ..launch_values import encode, is_unrecorded_encoded
 
 
 ENV_SWITCH = "TRITONLENS_CAPTURE"
@@ -101,7 +101,6 @@ def record_from_hook(*, jit_function: Any, compile: dict[str, Any], target: str 
             options[k] = compile[k]
     rec: dict[str, Any] = {
         "version": VERSION,
-        TAG_FIELD: TAG_VERSION,
         "path": relative_path(code.co_filename, root),
         "kernel": fn.__name__,
         "signature": signature,
@@ -323,7 +322,6 @@ def tuning_record(*, tuner: Any, jit_function: Any, key: tuple | None, timings: 
     rec: dict[str, Any] = {
         "version": TUNING_VERSION,
         "record": "tuning",
-        TAG_FIELD: TAG_VERSION,
         "path": relative_path(code.co_filename, root),
         "kernel": fn.__name__,
         "target": target,
