@@ -9,6 +9,14 @@ it (a fresh CI environment per run included); the wheel is downloaded once.
 
 `<releases>` is `TRITONLENS_RELEASES_DIR`, else `releases/` in tritonlens's cache folder. An interpreter the user
 names (`--python`) is used as it is: its triton is the other release.
+
+A checkout is no place to run an installer or a probe from: `python -m pip` in it runs its `pip/`, `python -c "import
+triton"` its `triton/` and `json.py`. The installer (pip, or uv) and the probes run isolated (`python -I`; uv with
+`--no-config`) in a folder of their own, take the wheel from the package index alone (a requirement by name, wheels
+only: nothing is built), and what they installed is verified as Triton before it is cached — and again whenever the
+cache is used (`verify`): the wheel's own metadata names triton at that version, its RECORD lists the compiler
+library, which is there, and the overlay imports that triton with a `compile`. An entry that fails is discarded and
+made again.
 """
 from __future__ import annotations
 
@@ -31,8 +39,13 @@ from ..compiler.cache import default_cache_dir, triton_version
 RELEASES_ENV = "TRITONLENS_RELEASES_DIR"
 _VERSION = re.compile(r"^\d+(\.\d+){1,3}([a-z]+\d*)?(\.post\d+|\.dev\d+)?$")
 _MARKER = "release.json"  # written last: a folder without it is half made and is made again
-_PROBE = ("import json, sys, triton; print(json.dumps({'triton': triton.__version__, "
-          "'python': '%d.%d.%d' % sys.version_info[:3], 'file': triton.__file__}))")
+SITE_ENV = "TRITONLENS_TRITON_SITE"  # a release's overlay, put first on the probe's import path (under -I)
+# run isolated (-I): neither the working directory nor PYTHONPATH is on its path, only the interpreter's own
+# packages and a release's overlay (SITE_ENV, set by the launcher)
+_PROBE = ("import os, sys; d = os.environ.get('TRITONLENS_TRITON_SITE'); d and sys.path.insert(0, d); "
+          "import json, triton, triton.language; print(json.dumps({'triton': triton.__version__, "
+          "'python': '%d.%d.%d' % sys.version_info[:3], 'file': triton.__file__, "
+          "'compile': callable(getattr(triton, 'compile', None))}))")
 
 
 class ReleaseError(RuntimeError):
@@ -94,15 +107,15 @@ def ensure_release(version: str, say: Callable[[str], None] = lambda _m: None) -
         os.makedirs(os.path.dirname(folder), exist_ok=True)
         with _locked(folder + ".lock"):
             if not _ready(folder, version):
+                if os.path.exists(os.path.join(folder, _MARKER)):
+                    say(f"{folder} does not hold triton {version} ({verify(site, version)}): made again")
                 say(f"making an environment with triton {version} in {folder} (once; reused afterwards)")
                 _install(version, folder)
                 made = time.perf_counter() - started
-    python = _launcher(folder, site)
-    info = probe(python)
-    if info.get("triton") != version:
-        raise ReleaseError(f"{folder}: its interpreter imports triton {info.get('triton')} from {info.get('file')}, "
-                           f"not {version}; remove the folder to make it again")
-    return Release(python, version, "release", folder), made
+    why = verify(site, version, imports=True)
+    if why:
+        raise ReleaseError(f"{folder}: {why}; remove the folder to make it again")
+    return Release(_launcher(folder, site), version, "release", folder), made
 
 
 def from_python(path: str) -> Release:
@@ -114,11 +127,13 @@ def from_python(path: str) -> Release:
     return Release(os.path.abspath(exe), str(info.get("triton")), "python")
 
 
-def probe(python: str, timeout: float = 180.0) -> dict:
-    """What `python` imports as triton: {"triton", "python", "file"}."""
+def probe(python: str, timeout: float = 180.0, site: str | None = None) -> dict:
+    """What `python` imports as triton — with `site` (a release's overlay) first: {"triton", "python", "file",
+    "compile"}. Run isolated, in the temporary folder: nothing of the current folder or PYTHONPATH runs."""
+    env = {**os.environ, SITE_ENV: site} if site else None
     try:
-        out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL)
+        out = subprocess.run([python, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=timeout,
+                             stdin=subprocess.DEVNULL, cwd=tempfile.gettempdir(), env=env)
     except (OSError, subprocess.SubprocessError) as exc:
         raise ReleaseError(f"{python}: cannot run it ({exc})") from None
     if out.returncode != 0:
@@ -134,9 +149,37 @@ def probe(python: str, timeout: float = 180.0) -> dict:
 def _ready(folder: str, version: str) -> bool:
     try:
         with open(os.path.join(folder, _MARKER), encoding="utf-8") as f:
-            return json.load(f).get("triton") == version
+            marked = json.load(f).get("triton") == version
     except (OSError, ValueError, AttributeError):
         return False
+    return marked and verify(os.path.join(folder, "site"), version) is None
+
+
+def verify(site: str, version: str, imports: bool = False) -> str | None:
+    """Why `site` does not hold the Triton wheel `version`, or None: its dist-info's METADATA names triton at that
+    version, its RECORD lists the compiler library (`triton/_C/libtriton*.so`), which is there; with `imports`, an
+    isolated interpreter imports that triton from `site`, at that version, with a `compile`."""
+    dist = os.path.join(site, f"triton-{version}.dist-info")
+    try:
+        with open(os.path.join(dist, "METADATA"), encoding="utf-8", errors="replace") as f:
+            head = f.read(1 << 16)
+        with open(os.path.join(dist, "RECORD"), encoding="utf-8", errors="replace") as f:
+            record = [line.split(",", 1)[0] for line in f.read(1 << 22).splitlines()]
+    except OSError:
+        return f"no triton-{version}.dist-info with its METADATA and RECORD"
+    fields = dict(line.split(": ", 1) for line in head.splitlines() if ": " in line)
+    if fields.get("Name", "").lower() != "triton" or fields.get("Version") != version:
+        return f"its metadata names {fields.get('Name')} {fields.get('Version')}, not triton {version}"
+    libraries = [p for p in record if re.fullmatch(r"triton/_C/libtriton[^/]*\.so", p)]
+    if not libraries or not all(os.path.isfile(os.path.join(site, p)) for p in libraries):
+        return "the compiler library (triton/_C/libtriton*.so) is missing"
+    if imports:
+        info = probe(sys.executable, site=site)
+        where = os.path.realpath(str(info.get("file")))
+        if info.get("triton") != version or not where.startswith(os.path.realpath(site) + os.sep) \
+                or not info.get("compile"):
+            return f"the overlay imports triton {info.get('triton')} from {info.get('file')}, not {version} from it"
+    return None
 
 
 def _install(version: str, folder: str) -> None:
@@ -145,21 +188,18 @@ def _install(version: str, folder: str) -> None:
     scratch = tempfile.mkdtemp(prefix=".making-", dir=parent)
     try:
         site = os.path.join(scratch, "site")
-        uv = shutil.which("uv")
-        if uv:
-            cmd = [uv, "pip", "install", "--quiet", "--no-deps", "--python", sys.executable, "--target", site,
-                   f"triton=={version}"]
-        else:
-            cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile",
-                   "--disable-pip-version-check", "--target", site, f"triton=={version}"]
-        out = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1800)
+        work = os.path.join(scratch, "work")  # the installer's working directory: empty, not the checkout
+        os.makedirs(work)
+        out = subprocess.run(install_command(version, site), capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=1800, cwd=work)
         if out.returncode != 0:
             tail = "\n".join((out.stderr or out.stdout).strip().splitlines()[-4:])
-            raise ReleaseError(f"could not install triton {version} ({' '.join(cmd[:3])} ...):\n{tail}")
-        info = probe(_launcher(scratch, site))
-        if info.get("triton") != version:
-            raise ReleaseError(f"installed triton {version}, but the overlay imports {info.get('triton')} "
-                               f"from {info.get('file')}")
+            raise ReleaseError(f"could not install triton {version} "
+                               f"({' '.join(install_command(version, site)[:3])} ...):\n{tail}")
+        shutil.rmtree(work, ignore_errors=True)
+        why = verify(site, version, imports=True)
+        if why:
+            raise ReleaseError(f"installed triton {version}, but {why}")
         with open(os.path.join(scratch, _MARKER), "w", encoding="utf-8") as f:
             json.dump({"triton": version, "python_tag": python_tag()}, f)
         for name in os.listdir(scratch):
@@ -173,6 +213,19 @@ def _install(version: str, folder: str) -> None:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+def install_command(version: str, site: str) -> list[str]:
+    """The installer's command: the Triton wheel `version`, by name from the package index (no local path, no
+    source build), into `site`. uv when it is on PATH (without a project's configuration), else this interpreter's
+    pip, isolated."""
+    requirement = f"triton=={version}"
+    uv = shutil.which("uv")
+    if uv:
+        return [uv, "pip", "install", "--quiet", "--no-config", "--no-deps", "--only-binary", ":all:", "--python",
+                sys.executable, "--target", site, requirement]
+    return [sys.executable, "-I", "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--only-binary",
+            ":all:", "--disable-pip-version-check", "--target", site, requirement]
+
+
 def _launcher(folder: str, site: str) -> str:
     """`folder/python-<hash of this interpreter>`: runs this interpreter with `site` ahead of its own packages.
     Written when missing or stale, by rename, so that a reader never sees half of it."""
@@ -181,7 +234,7 @@ def _launcher(folder: str, site: str) -> str:
     path = os.path.join(folder, f"python-{tag}")
     text = ("#!/bin/sh\n"
             f"# {exe} with the Triton release in {site} ahead of its own packages (tritonlens compare)\n"
-            f"PYTHONPATH={_sh(site)}${{PYTHONPATH:+:$PYTHONPATH}} exec {_sh(exe)} \"$@\"\n")
+            f"{SITE_ENV}={_sh(site)} PYTHONPATH={_sh(site)}${{PYTHONPATH:+:$PYTHONPATH}} exec {_sh(exe)} \"$@\"\n")
     try:
         with open(path, encoding="utf-8") as f:
             if f.read() == text:
