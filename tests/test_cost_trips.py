@@ -73,7 +73,8 @@ def test_the_estimate_is_known_and_at_or_above_the_tensor_core_floor(persistent,
     [row] = _cost(capsys, persistent / "persistent_matmul.py")
     assert row["grid"] == [132] and row["unknown_trips"] == 0 and row.get("unknown") is None
     assert row["confidence"] == "estimated" and row["class"] == "gemm-fp8"
-    assert row["flops"] == pytest.approx(2 * 8192 ** 3, rel=0.01)
+    # one wave of 132 programs ends with the busiest: each priced at its 16 tiles of 128x256, K = 8192
+    assert row["flops"] == pytest.approx(132 * 16 * 2 * 128 * 256 * 8192, rel=1e-6)
     floor = 3.0 + 2 * 8192 ** 3 / FP8_PEAK * 1e6  # the launch, and 8192³ at the fp8 peak: ~559 µs
     assert row["floor_us"] == pytest.approx(floor, rel=0.01)
     assert floor <= row["est_us"] <= 2 * floor, row

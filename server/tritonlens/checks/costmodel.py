@@ -621,6 +621,10 @@ def estimate(ctx, launch: dict[str, Any], facts: KernelFacts | None = None) -> C
             if isinstance(a, dict) and isinstance(a.get("tensor"), dict)
             and isinstance(a["tensor"].get("values"), list)}
     ir_trips = k.counts.trips(env, [int(g) for g in launch.get("grid") or []], data) if k.counts is not None else None
+    if ir_trips is not None and programs <= concurrent:
+        # one wave: the launch ends with its busiest program (a persistent GEMM's first num_tiles % SMS programs
+        # take one tile more), so every program is priced at its trips
+        ir_trips = ir_trips.busiest()
     by_line = k.counts.line_trips(ir_trips) if ir_trips is not None else {}
 
     def trips(line: int) -> float:

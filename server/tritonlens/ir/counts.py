@@ -166,6 +166,10 @@ class Trips:
     def of(self, loop: int | None) -> float:
         return 1.0 if loop is None else self.mean.get(loop, 1.0)
 
+    def busiest(self) -> "Trips":
+        """The same loops counted at the most any program runs them."""
+        return Trips(dict(self.most), self.most, self.unknown, self.arm_share)
+
     def share(self, arm: tuple | None) -> float:
         return 1.0 if arm is None else self.arm_share.get(arm, 1.0)
 
