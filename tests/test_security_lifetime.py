@@ -164,3 +164,51 @@ def test_a_double_forked_grandchild_of_the_automatic_capture_ends_with_the_check
     findings = json.loads(done.stdout or "[]")
     assert any("`__main__` block of this file" in f["message"] for f in findings), (findings, done.stderr)
     assert gone_within(mark, 2.0), f"a grandchild of the automatic capture outlived the check: {alive(mark)}"
+
+
+def _real_bytes(folder) -> int:
+    total = 0
+    for base, _, files in os.walk(folder):
+        for name in files:
+            st = os.lstat(os.path.join(base, name))
+            total += max(st.st_size, st.st_blocks * 512) if not os.path.islink(os.path.join(base, name)) else 0
+    return total
+
+
+def test_a_sparse_capture_file_is_not_copied_into_the_cache(confined, tmp_path):
+    """The file's launch code leaves its capture file as a 3 GB sparse file (a few blocks on disk): the cache gets
+    none of it — the copy is bounded by the bytes the file holds, and the check says the run's file was not kept."""
+    pytest.importorskip("torch", reason="the launch code allocates torch tensors")
+    (tmp_path / "ws").mkdir()
+    ws = tmp_path / "ws"
+    (ws / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    path = ws / "launched.py"
+    path.write_text(textwrap.dedent('''\
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def add_kernel(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+        if __name__ == "__main__":
+            import os
+
+            import torch
+
+            x = torch.ones(1000, device="cuda")
+            add_kernel[(1,)](x, x.numel(), BLOCK=1024)
+            with open(os.environ["TRITONLENS_CAPTURE_FILE"], "ab") as f:
+                f.truncate(3 << 30)
+        '''))
+    cache = tmp_path / "cache"
+    done = subprocess.run([TRITONLENS, "check", str(path), "--target", "cuda:90", "--workers", "1", "--format",
+                           "json"], cwd=ws, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TRITONLENS_CACHE_DIR": str(cache)})
+    findings = json.loads(done.stdout or "[]")
+    assert _real_bytes(cache / "autocapture") < 1 << 20, _real_bytes(cache / "autocapture")
+    assert any(f["code"] == "SRC008" and "capture file was not kept" in f["message"] and "over the 32 MB" in
+               f["message"] for f in findings), (findings, done.stderr)

@@ -139,3 +139,38 @@ def make_folder(path: str, root: str | None = None) -> str:
     real = resolve(path, root)
     os.makedirs(real, exist_ok=True)
     return resolve(real, root)
+
+
+COPY_CHUNK = 1 << 20
+
+
+def copy_bounded(src: str, dst: str, cap: int) -> str | None:
+    """Copy the regular file `src` (not through a link) to the new file `dst`, if it holds at most `cap` bytes;
+    None when copied, else why not (and `dst` is not left). Bounded by real bytes: the size it claims and the
+    blocks it takes (`st_blocks`, a sparse file's holes read as zeros and would be written out whole) are checked
+    first, and the copy stops at `cap` whatever the file does meanwhile — a run's 3 GB sparse file is never written
+    into the cache."""
+    try:
+        fd = os.open(src, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        return f"it cannot be opened ({exc.strerror})"
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return "it is not a regular file"
+        held = max(st.st_size, getattr(st, "st_blocks", 0) * 512)
+        if held > cap:
+            return f"it holds {held >> 20} MB, over the {cap >> 20} MB kept"
+        try:
+            with open(dst, "xb") as out:
+                copied = 0
+                while chunk := f.read(COPY_CHUNK):
+                    copied += len(chunk)
+                    if copied > cap:
+                        raise ValueError(f"it grew past the {cap >> 20} MB kept while copied")
+                    out.write(chunk)
+        except (OSError, ValueError) as exc:
+            with contextlib.suppress(OSError):
+                os.remove(dst)
+            return str(exc) if isinstance(exc, ValueError) else f"it could not be copied ({exc.strerror})"
+    return None

@@ -40,13 +40,16 @@ DEFAULT_TIMEOUT_S = 20.0
 DEFAULT_MEMORY_MB = 4096
 _FORMAT = 1  # of a cache entry
 _TAIL = 2000  # characters of the run's output kept for a failure's message
+# a run's capture file kept in the cache at most (a suite's hundreds of compiles take well under 1 MB)
+MAX_CAPTURE_BYTES = 32 << 20
 
 
 @dataclass
 class AutoCapture:
     """What running a file's launch code gave: the file's captures (folded, as `load_captures` returns them, each
     with "_by": what launched it), and how the run went — "ok", "failed" (it raised or exited non-zero, what it
-    recorded before is kept), "timeout", "memory", "error" (it could not start) — with a one-line `message`."""
+    recorded before is kept), "timeout", "memory", "oversized" (its capture file held more than MAX_CAPTURE_BYTES and
+    was not kept), "error" (it could not start) — with a one-line `message`."""
 
     launchers: list[Launcher] = field(default_factory=list)
     captures: list[dict[str, Any]] = field(default_factory=list)
@@ -79,6 +82,7 @@ class AutoCapture:
             if self.launchers else "the file's launch code"
         how = {"timeout": "did not finish in time", "memory": "held too much memory",
                "failed": "stopped before it launched a kernel of this file",
+               "oversized": "left a capture file too big to keep",
                "error": "could not be started"}.get(self.outcome, self.outcome)
         return Finding(path, line, 1, line, 200, "SRC008", "info",
                        f"{what} {how} when run without a GPU to learn this file's launches ({self.message}; "
@@ -249,11 +253,17 @@ class AutoCapturer:
             proc.wait(5)
 
     def _store(self, entry: str, captures: str, meta: dict[str, Any]) -> None:
+        """The run's outcome and its capture file into the cache: the file only when it holds at most
+        MAX_CAPTURE_BYTES of real bytes (writes.copy_bounded), else the outcome says it was not kept."""
+        from ..writes import copy_bounded
+
         tmp = entry + f".tmp{os.getpid()}"
         try:
             os.makedirs(tmp, exist_ok=True)
-            if os.path.isfile(captures) and not os.path.islink(captures):
-                shutil.copyfile(captures, os.path.join(tmp, "captures.jsonl"))
+            if os.path.lexists(captures):
+                why = copy_bounded(captures, os.path.join(tmp, "captures.jsonl"), MAX_CAPTURE_BYTES)
+                if why:
+                    meta = {**meta, "outcome": "oversized", "message": f"its capture file was not kept: {why}"}
             with open(os.path.join(tmp, "outcome.json"), "w", encoding="utf-8") as f:
                 json.dump(meta, f)
             shutil.rmtree(entry, ignore_errors=True)
