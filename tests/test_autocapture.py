@@ -356,3 +356,52 @@ def test_findings_on_test_sized_launches_are_infos_that_say_so(tmp_path):
     assert "the shape of a test's launch (`test_row_sum` in this file)" in grid["message"]
     (main_grid,) = [f for f in found if f["path"].endswith("rows_main.py") and f["code"] == "LAUNCH002"]
     assert main_grid["severity"] == "warning" and "test" not in main_grid["message"].split("[cost")[1]
+
+
+SCALE_BY = textwrap.dedent('''\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def scale_kernel(x_ptr, n_elements, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n_elements)
+        tl.store(x_ptr + offs, x * 2, mask=offs < n_elements)
+
+
+    def scale(x, block):
+        scale_kernel[(triton.cdiv(x.numel(), block),)](x, x.numel(), BLOCK=block)
+    ''')
+
+
+def test_a_change_to_conftest_alone_runs_the_tests_again(tmp_path):
+    """The block size comes from a fixture in `tests/conftest.py`: changing only that file (or pytest's
+    configuration) gives a new automatic capture, not the cached one."""
+    from tritonlens.gpu.autocapture import config_files_of_tests
+    from tritonlens.pipeline import Checker
+    from tritonlens.settings import Settings
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops.py").write_text(SCALE_BY)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_ops.py").write_text(
+        "import torch\nfrom pkg.ops import scale\n\n\ndef test_scale(block):\n"
+        "    scale(torch.ones(1000, device='cuda'), block)\n")
+    conftest = tmp_path / "tests" / "conftest.py"
+
+    def block_of_the_capture(block: int) -> int:
+        conftest.write_text(f"import pytest\n\n\n@pytest.fixture\ndef block():\n    return {block}\n")
+        with Checker(Settings(target="cuda:90", max_workers=1)) as checker:
+            report = checker.check_file(str(tmp_path / "pkg" / "ops.py"), workspace_root=str(tmp_path))
+        assert report.auto is not None and report.auto.outcome == "ok", report.auto
+        return report.kernels[0].compiled[0].spec.constants["BLOCK"]
+
+    assert block_of_the_capture(256) == 256
+    assert block_of_the_capture(512) == 512  # only conftest.py changed
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow\n")  # pytest's configuration, read too
+    keyed = config_files_of_tests(str(tmp_path / "tests" / "test_ops.py"), str(tmp_path))
+    assert sorted(os.path.relpath(p, tmp_path) for p in keyed) == \
+        ["pyproject.toml", "pytest.ini", os.path.join("tests", "conftest.py")]

@@ -10,8 +10,9 @@ recorded, then SIGKILL of its process group) and in resident memory (the pool's 
 all its descendants: it is their subreaper, so a double-forked grandchild counts). However it ends, its process group
 is killed: nothing it started outlives it.
 
-A run is cached by the content of every file it ran (the kernel file and the test file or script) with the target
-and the virtual GPU: opening the file again costs a cache read. A run that fails, hangs or runs out of memory is
+A run is cached by the content of every file it ran (the kernel file and the test file or script, and for tests what
+pytest reads with them: conftest.py files and pytest's configuration, `config_files_of_tests`) with the target and the
+virtual GPU: opening the file again costs a cache read. A run that fails, hangs or runs out of memory is
 cached too (until one of those files changes) and said once, as an info on the file: our limit, not the user's
 error.
 """
@@ -121,6 +122,11 @@ class AutoCapturer:
             if os.path.abspath(launcher.path) != os.path.abspath(path):
                 other, _ = read_source(launcher.path)
                 h.update((other or "").encode("utf-8", "replace") + b"\0")
+            if launcher.kind == "tests":
+                for config in config_files_of_tests(launcher.path, root):
+                    text, _ = read_source(config, root=root)
+                    h.update(config.encode("utf-8", "replace") + b"\0" + (text or "").encode("utf-8", "replace")
+                             + b"\0")
         return found, h.hexdigest()[:32]
 
     def cached(self, path: str, root: str) -> tuple[AutoCapture | None, str | None]:
@@ -270,6 +276,25 @@ class AutoCapturer:
             os.replace(tmp, entry)
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+# what pytest reads besides the test file: its fixtures and hooks (conftest.py in the test's folder and every one up
+# to the root) and its configuration, looked for in the same folders
+TEST_CONFIG = ("conftest.py", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+
+
+def config_files_of_tests(test_path: str, root: str) -> list[str]:
+    """The files that change what running the tests of `test_path` does: TEST_CONFIG in its folder and each folder
+    above it up to `root` (the workspace), the ones that exist — part of a run's cache key."""
+    root = os.path.abspath(root)
+    folder = os.path.dirname(os.path.abspath(test_path))
+    found = []
+    while True:
+        found += [p for name in TEST_CONFIG if os.path.isfile(p := os.path.join(folder, name))]
+        parent = os.path.dirname(folder)
+        if folder == root or parent == folder or not (folder + os.sep).startswith(root + os.sep):
+            return found
+        folder = parent
 
 
 def _end_group(proc: subprocess.Popen) -> None:
