@@ -358,21 +358,8 @@ def test_findings_on_test_sized_launches_are_infos_that_say_so(tmp_path):
     assert main_grid["severity"] == "warning" and "test" not in main_grid["message"].split("[cost")[1]
 
 
-SCALE_BY = textwrap.dedent('''\
-    import triton
-    import triton.language as tl
-
-
-    @triton.jit
-    def scale_kernel(x_ptr, n_elements, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + offs, mask=offs < n_elements)
-        tl.store(x_ptr + offs, x * 2, mask=offs < n_elements)
-
-
-    def scale(x, block):
-        scale_kernel[(triton.cdiv(x.numel(), block),)](x, x.numel(), BLOCK=block)
-    ''')
+# OPS whose block size is the caller's
+SCALE_BY = OPS.replace("def scale(x):", "def scale(x, block):").replace("256", "block")
 
 
 def test_a_change_to_conftest_alone_runs_the_tests_again(tmp_path):
