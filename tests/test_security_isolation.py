@@ -237,3 +237,26 @@ def test_the_language_server_started_as_the_client_starts_it_runs_nothing_of_the
         client.close()
     assert {d["code"] for d in diags["params"]["diagnostics"]} >= {"PTX001"}, diags  # compiled, with the helper
     assert _listing(marks) == [], "ran in the server: " + ", ".join(_listing(marks))
+
+
+def test_a_src_layout_on_pythonpath_still_compiles_sandboxed(confined, tmp_path):
+    """The documented way to check code that imports a `src/` layout, `PYTHONPATH=src`, still reaches the kernels'
+    imports (the package's modules, one importing its sibling) once the worker is confined; without it they fail."""
+    ws = tmp_path / "ws"
+    pkg = ws / "src" / "mylib"
+    pkg.mkdir(parents=True)
+    (ws / "benchmarks").mkdir()
+    (ws / "pyproject.toml").write_text("[project]\nname = 'mylib'\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "consts.py").write_text("import triton.language as tl\n\nSCALE = tl.constexpr(3)\n")
+    (pkg / "helpers.py").write_text("import triton\n\nfrom .consts import SCALE\n\n\n@triton.jit\n"
+                                    "def scaled(x):\n    return x * SCALE\n")
+    path = ws / "benchmarks" / "k.py"
+    path.write_text(KERNEL.format(imports="from mylib.helpers import scaled", hint=HINT)
+                    .replace("tl.load(x_ptr + offs, mask=offs < n) * 2", "scaled(tl.load(x_ptr + offs, mask=offs < n))"))
+    env = {"TRITONLENS_CACHE_DIR": str(tmp_path / "cache")}
+    code, findings, err = check(ws, path, {**env, "PYTHONPATH": with_path(ws / "src")})
+    assert code == 0 and findings == [], (findings, err)
+    assert "sandbox" not in err.lower(), err  # confined, as ever
+    _, without, _ = check(ws, path, env)
+    assert any("mylib" in f["message"] for f in without), without  # PYTHONPATH is what found it
