@@ -17,6 +17,7 @@ import pytest
 
 from conftest import require_module
 
+from tritonlens.device.targets import has_local_gpu
 from tritonlens.frontend.captures import load_captures, load_tunings
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
@@ -102,11 +103,11 @@ def _strict(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-def _capture(tmp_path, launches: str):
+def _capture(tmp_path, launches: str, prelude: str = PRELUDE, flags: tuple[str, ...] = ("--no-gpu",)):
     """`tritonlens capture --no-gpu -- python driver.py` in a workspace holding kern.py; the raw capture lines."""
     (tmp_path / "kern.py").write_text(KERNELS)
-    (tmp_path / "driver.py").write_text(PRELUDE + launches)
-    proc = subprocess.run([sys.executable, "-m", "tritonlens", "capture", "--no-gpu", "--", sys.executable,
+    (tmp_path / "driver.py").write_text(prelude + launches)
+    proc = subprocess.run([sys.executable, "-m", "tritonlens", "capture", *flags, "--", sys.executable,
                            "driver.py"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "could not record" not in proc.stderr, proc.stderr
@@ -280,3 +281,34 @@ def test_a_baseline_of_non_finite_constexprs_is_strict_json_and_compares_equal(t
                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr
     assert not [f for f in json.loads(again.stdout) if f["code"] == "BASE001"]
+
+
+ON_GPU = """
+import torch, triton.language as tl, kern
+x = torch.randn(1000, device="cuda"); o = torch.empty_like(x)
+kern.clamp_rt[(4,)](x, o, 1000, 0.0, float("inf"), BLOCK=256)
+assert torch.equal(o, x.clamp(min=0.0))
+kern.clamp_ce[(4,)](x, o, 1000, float("-inf"), BLOCK=256)
+assert bool((o == float("-inf")).all())
+kern.clamp_limits[(4,)](x, o, 1000, (0.0, float("inf")), ((float("-inf"), 1), (2, 0.5)), BLOCK=256)
+assert torch.equal(o, x.clamp(0.0, 0.5))
+kern.apply[(4,)](x, o, 1000, kern.relu, BLOCK=256)
+assert torch.equal(o, x.relu())
+torch.cuda.synchronize()
+print("outputs as computed without capture")
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_local_gpu(), reason="needs a local NVIDIA GPU")
+def test_on_a_gpu_launches_with_inf_and_a_jit_function_run_and_are_recorded(tmp_path, checker):
+    """On a GPU the same record path (Triton's own post-compile hook) keeps them: the program runs and computes as it
+    does without capture (a @triton.jit function as a constexpr no longer raises in Triton's hook payload)."""
+    lines = _capture(tmp_path, "", prelude=ON_GPU, flags=())
+    compiles = {r["kernel"]: r for r in lines if r.get("record", "compile") == "compile"}
+    assert set(compiles) == {"clamp_rt", "clamp_ce", "clamp_limits", "apply"}
+    assert compiles["clamp_rt"]["launch"]["args"]["hi"] == {"value": {"$float": "inf"}}
+    assert compiles["clamp_ce"]["constants"]["HI"] == {"$float": "-inf"}
+    assert compiles["apply"]["constants"]["ACT"] == {"$unrecorded": "triton.runtime.jit.JITFunction"}
+    assert list(_compiled(_check(checker, tmp_path, "clamp_ce"))) == [
+        "cuda:90, num_warps=4, num_stages=3, HI=-inf, BLOCK=256, n=i32"]
