@@ -16,6 +16,7 @@ import pytest
 
 from conftest import require_module
 
+from tritonlens.checks.costmodel import mean_launch_us
 from tritonlens.cli import main as cli_main
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -138,6 +139,8 @@ def test_a_loop_of_unknown_trips_gives_no_estimate_anywhere(tmp_path, capsys):
     assert row["unknown_trips"] == 1
     assert row["unknown"].startswith("the trips of 1 loop (line 12) unknown")
     assert "at bf16 peak" in row["unknown"]  # 8192³ bf16 from the tensors' shapes, not from the loop
+    # what a fix or a release comparison sets side by side: no mean over the launches the model could price
+    assert mean_launch_us({"launch_costs": [row, dict(row, est_us=10.0, unknown=None)]}) is None
     text = _cost(capsys, tmp_path / "k.py", "text")
     [line] = [ln for ln in text.splitlines() if ln.startswith("gemm_loaded_k  ")]
     assert line.split()[4] == "unknown", line

@@ -18,10 +18,13 @@ from .launch import LAUNCH_US, Cost
 
 def mean_launch_us(metrics: dict[str, Any]) -> float | None:
     """The model's time of a spec's captured launches (its metrics' `launch_costs`, one per recorded launch), weighed
-    by how often each launched; None without captured launches. What a fix and a release comparison set side by
-    side."""
-    pairs = [(max(1, int(c.get("count") or 1)), float(c["est_us"])) for c in metrics.get("launch_costs") or ()
-             if isinstance(c, dict) and isinstance(c.get("est_us"), (int, float))]
+    by how often each launched; None without captured launches, or when the model has no estimate of one of them
+    (`unknown`: the others' mean is not the spec's). What a fix and a release comparison set side by side."""
+    costs = [c for c in metrics.get("launch_costs") or () if isinstance(c, dict)]
+    if any(c.get("unknown") for c in costs):
+        return None
+    pairs = [(max(1, int(c.get("count") or 1)), float(c["est_us"])) for c in costs
+             if isinstance(c.get("est_us"), (int, float))]
     n = sum(w for w, _ in pairs)
     return sum(w * t for w, t in pairs) / n if n else None
 
