@@ -18,6 +18,7 @@ from conftest import require_module
 
 from tritonlens.checks.cost.floor import gemm_flops
 from tritonlens.cli import main as cli_main
+from tritonlens.units import fmt_us
 
 from test_cost_trips import loaded_bound_workspace
 
@@ -53,6 +54,13 @@ def test_the_floor_is_the_operand_types_own_peak(tmp_path, capsys, dtype, kind):
     assert list(row["dot_flops"]) == [kind]
     assert row["floor_us"] == pytest.approx(3.0 + 2 * 8192 ** 3 / PEAK[kind] * 1e6, rel=0.01)
     assert row["est_us"] is not None and row["est_us"] >= row["floor_us"], row
+    # the spec's line in `check` (and the editor's lens) gives the same floor, not the bytes' alone
+    assert cli_main(["check", "--target", "cuda:90", "--gpu", "h100", "--workers", "1",
+                     str(tmp_path / "persistent_matmul.py")]) in (0, 1)
+    [line] = [ln for ln in capsys.readouterr().out.splitlines()
+              if ln.startswith("  ") and "persistent_matmul.py::matmul_kernel_persistent [" in ln]
+    assert line.endswith(f"; ≥ {fmt_us(row['floor_us'])} for 1.1 TFLOP at {kind} peak (H100 SXM; a physical floor, "
+                         "not measured)"), line
 
 
 def test_a_finding_on_a_launch_the_model_cannot_price_says_so(tmp_path, capsys):

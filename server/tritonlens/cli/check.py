@@ -256,7 +256,7 @@ def _print_text(report, select, quiet: bool) -> None:
             else:
                 r = art.resources
                 spill = r.spill_stores + r.spill_loads
-                cost = spec_cost(root, cs.spec)
+                cost = spec_cost(root, cs.spec, metrics=cs.metrics)
                 print(f"{head} {art.compile_time:.2f}s{' (cached)' if art.cached else ''}, "
                       f"{r.registers if r.registers is not None else '?'} regs, "
                       f"{fmt_bytes(spill)} spilled, {fmt_bytes(r.shared)} shared{'; ' + cost if cost else ''}")

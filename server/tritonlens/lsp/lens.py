@@ -42,7 +42,7 @@ def kernel_summary(kr: "KernelReport", settings, root: str) -> str:
         cvt = view_for(kr, cs, settings).conversions()
     text = (f"{cs.spec.target} · {cs.spec.options.get('num_warps', '?')} warps · {m.get('registers', '?')} regs · "
             f"{fmt_bytes(m.get('spill_bytes'))} spill · {fmt_bytes(m.get('shared'))} smem · {cvt} cvt")
-    cost = spec_cost(root, cs.spec, brief=True)
+    cost = spec_cost(root, cs.spec, brief=True, metrics=m)
     if cost:
         text += f" · {cost}"
     if len(kr.compiled) > 1:

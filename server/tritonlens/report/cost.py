@@ -10,7 +10,7 @@ from typing import Any
 
 from ..checks.costmodel import tensor_bytes
 from ..checks.verdict import measure
-from ..units import fmt_bytes, fmt_us
+from ..units import fmt_bytes, fmt_flops, fmt_us
 from ..device import virtual_gpu
 from ..model import clean_launch
 from ..sidecar import BENCH, sidecar_path
@@ -69,22 +69,25 @@ def load_bench(root: str) -> dict[str, dict[str, Any]]:
 _LOADED: dict[str, tuple[Any, dict[str, dict[str, Any]]]] = {}
 
 
-def spec_cost(root: str, spec: Any, brief: bool = False) -> str:
-    """cost_text for a spec checked in the workspace `root`: its bench results, the virtual GPU of its target."""
+def spec_cost(root: str, spec: Any, brief: bool = False, metrics: dict[str, Any] | None = None) -> str:
+    """cost_text for a spec checked in the workspace `root`: its bench results, the virtual GPU of its target, the
+    spec's metrics."""
     if not getattr(spec, "capture_id", ""):
         return ""
     try:
         gpu = virtual_gpu.for_target(spec.target)
     except ValueError:
         gpu = None
-    return cost_text(spec, load_bench(root), gpu, brief)
+    return cost_text(spec, load_bench(root), gpu, brief, metrics)
 
 
 def cost_text(spec: Any, measured: dict[str, dict[str, Any]], gpu: virtual_gpu.GpuModel | None,
-              brief: bool = False) -> str:
+              brief: bool = False, metrics: dict[str, Any] | None = None) -> str:
     """What a compiled spec costs, for the kernel lines of check and the editor's lens: the measured time when
-    `tritonlens bench` timed this captured spec (`measured` from load_bench), else the static floor of `gpu` for the
-    bytes its captured launch's tensors hold; empty when neither is known."""
+    `tritonlens bench` timed this captured spec (`measured` from load_bench), else the floor of `gpu` for its most
+    launched captured launch: its GEMM's FLOPs at the operand type's peak where the cost model's physical floor
+    (`metrics`' launch_costs, checks/cost/floor.py) is the dots', else the bytes its tensors hold at the DRAM peak;
+    empty when neither is known."""
     rec = measured.get(spec.capture_id) if getattr(spec, "capture_id", "") else None
     if rec and isinstance(rec.get("time_us"), (int, float)):
         pct = rec.get("pct_of_peak")
@@ -98,6 +101,13 @@ def cost_text(spec: Any, measured: dict[str, dict[str, Any]], gpu: virtual_gpu.G
     records = getattr(spec, "launch_records", None) or []
     if gpu is None or not records:
         return ""
+    costs = [c for c in (metrics or {}).get("launch_costs") or () if isinstance(c, dict)]
+    if costs and costs[0].get("floor_kind") and isinstance(costs[0].get("floor_us"), (int, float)):
+        floor = fmt_us(costs[0]["floor_us"])
+        if brief:
+            return f"≥ {floor} physical floor ({gpu.short_name})"
+        return (f"≥ {floor} for {fmt_flops(float(costs[0].get('floor_flops') or 0))} at {costs[0]['floor_kind']} "
+                f"peak ({gpu.short_name}; a physical floor, not measured)")
     nbytes = launch_bytes({"launch": records[0]})
     if not nbytes:
         return ""

@@ -33,7 +33,7 @@ class Floor:
         return self.launch_us + max(self.dot_us, self.bytes_us)
 
     def text(self) -> str:
-        """`560.1 µs for 1.10 PFLOP at fp8 peak`, or for the bytes at the DRAM peak."""
+        """`558.6 µs for 1.1 TFLOP at fp8 peak`, or for the bytes at the DRAM peak."""
         if self.dot_us >= self.bytes_us and self.flops:
             return f"{fmt_us(self.us)} for {fmt_flops(self.flops)} at {self.kind} peak"
         return f"{fmt_us(self.us)} for {fmt_bytes(self.bytes)} at the DRAM peak"

@@ -294,6 +294,8 @@ class Cost:
             out["unknown_trips"] = self.unknown_trips
         if unknown:
             out["unknown"] = unknown
+        if self.floor is not None and self.floor.flops and self.floor.dot_us >= self.floor.bytes_us:
+            out["floor_flops"], out["floor_kind"] = self.floor.flops, self.floor.kind  # the floor is the dots'
         if self.unsized:
             out["unsized_args"] = self.unsized
         if self.measured_raw_us is not None:
