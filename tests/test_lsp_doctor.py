@@ -1,5 +1,5 @@
 """`tritonlens doctor`, from the CLI and at the language server's start: a healthy environment passes; a `triton/`
-package in the folder the compiles start in (it shadows the installed triton: "module 'triton' has no attribute
+package in the folder the compiles start in (the working directory, or the editor's workspace root: it shadows the installed triton: "module 'triton' has no attribute
 'language'") fails with one clear message — in the editor one diagnostic per file, not a compile error per kernel."""
 from __future__ import annotations
 
@@ -25,11 +25,6 @@ TWO_KERNELS = VECTOR_ADD + textwrap.dedent('''\
         tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
     ''')
 
-# The server started in a fresh folder that holds an empty `triton` package, as an editor opened on such a folder.
-SHADOWED_SERVER = [sys.executable, "-c", (
-    "import os, tempfile; d = tempfile.mkdtemp(prefix='tl-shadow-'); os.mkdir(os.path.join(d, 'triton')); "
-    "open(os.path.join(d, 'triton', '__init__.py'), 'w').close(); os.chdir(d); "
-    "from tritonlens.lsp.server import main; main()")]
 SERVER = [sys.executable, "-c", "from tritonlens.lsp.server import main; main()"]
 
 
@@ -88,7 +83,7 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SHADOWED_SERVER))
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def shadowed(lsp_client: LanguageClient):
     yield lsp_client
     await lsp_client.shutdown_session()
@@ -107,7 +102,11 @@ async def test_server_logs_the_doctor_at_start(client: LanguageClient, tmp_path)
 
 
 async def test_server_in_a_shadowed_environment_says_it_once(shadowed: LanguageClient, tmp_path):
+    """The workspace holds an empty `triton` package at its root, where its compiles start (the server itself runs
+    elsewhere, as the client starts it)."""
     uris = workspace(tmp_path, two=TWO_KERNELS)
+    (tmp_path / "triton").mkdir()
+    (tmp_path / "triton" / "__init__.py").write_text("")
     await start(shadowed, tmp_path, OPTIONS)
     open_doc(shadowed, uris["two"], TWO_KERNELS)
     diags = await settled(shadowed, uris["two"], timeout=240)
