@@ -11,7 +11,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..compare import cli as compare
-from . import baseline, check, cost, doctor, explain, ir, serve
+from . import baseline, check, cost, doctor, explain, ir, serve, tune
 from .common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from .gpu_commands import bench, capture, profile
 
@@ -20,10 +20,10 @@ __all__ = ["EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "UsageError", "build_parser
 # The commands, in the order `tritonlens --help` lists them. Each is a module (or object) with `add_parser(subparsers)`
 # — which declares its arguments and may `set_defaults(run=...)` for each parser it adds — and `run(args) -> int`, its
 # exit code. A new command (such as `compare`) is one more entry here.
-COMMANDS = [check, cost, ir, baseline, compare, explain, serve, capture, bench, profile, doctor]
+COMMANDS = [check, cost, ir, baseline, compare, explain, serve, capture, bench, profile, tune, doctor]
 
 # Commands that run a user's program: everything after their first `--` is that program's command line, untouched.
-_TAKE_A_COMMAND = ("capture", "profile")
+_TAKE_A_COMMAND = ("capture", "profile", "tune")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ..model import Finding, KernelReport
-from . import configs, launch, tail
+from . import configs, launch, tail, tuning
+from .measured import tuned_change
 from .edit import Edit
 from ..checks.registry import fix_strategies
 from .hints import apply_hint, config_fixable, hint_candidates, outcome
@@ -37,7 +38,9 @@ def fix_candidates(kr: KernelReport, f: Finding, text: str, code: str, root: str
         len({c.group for c in at_launch})
     # A kernel edit (a mask-free path for full blocks) after the hint edits, counted beside them.
     kernel = list(tail.candidates(kr, f, text)) if "tail" in fix_strategies(code) else []
-    return at_launch + list(rest) + kernel, limit + len(kernel)
+    # what `tune` measured faster at the real launch for this cause comes first
+    measured = tuning.tuned_candidates(kr, f, text, root)
+    return measured + at_launch + list(rest) + kernel, limit + len(kernel) + len(measured)
 
 
 def prove(checker, settings, path: str, text: str, kr: KernelReport, f: Finding, cand: Any,
@@ -128,9 +131,19 @@ def _gpu_here() -> bool:
 
 
 def timed(path: str, root: str, kr: KernelReport, cand: Any, said: str,
-          log: Callable[[str], None] | None = None) -> str | None:
-    """A launch fix on a GPU machine: its captured launch timed before and after; a fix measured slower is withheld
-    (None), one measured faster says by how much."""
+          log: Callable[[str], None] | None = None, replay: bool = True) -> str | None:
+    """A launch fix as the GPU measured it: at the real launch by `tune` when it tried this change (recorded, so
+    read on any machine), else (`replay`, a GPU here) its captured launch replayed before and after; a fix measured
+    slower is withheld (None), one measured faster says by how much."""
+    known = tuned_change(root, path, kr.name, {cand.option: cand.value})
+    if known is not None:  # measured by `tune` at the real launch
+        if not known.faster:
+            if log is not None:
+                log(f"{cand.label}: withheld, {known.verdict} at the real launch on {known.gpu}")
+            return None
+        return f"{known.text()}; {said}"
+    if not replay:
+        return said
     timing = launch.time_on_gpu(path, root, kr, cand)
     if timing is None:
         return said
@@ -171,8 +184,9 @@ class Search:
         cand = self.cands[i]
         said, traded = prove(checker, settings, path, self.text, self.kr, self.finding, cand, group)
         if said is not None and isinstance(cand, launch.LaunchCandidate) and not cand.is_pointer and \
-                (on_gpu if on_gpu is not None else _gpu_here()):
-            said = timed(path, self.root or "", self.kr, cand, said, log)
+                not isinstance(cand, tuning.NewConfigCandidate):
+            said = timed(path, self.root or "", self.kr, cand, said, log,
+                         replay=on_gpu if on_gpu is not None else _gpu_here())
         return None if said is None else make_fix(cand, said, traded, self.proven)
 
     def decide(self, i: int, fix: Fix | None) -> None:

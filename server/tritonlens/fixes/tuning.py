@@ -140,30 +140,76 @@ def proposal_candidates(kr: KernelReport, f: Finding, text: str | None, measured
     index = kr.compiled.index(cs)
     sources = config_sources(kr.kernel.path, text, kr.kernel.def_line) if text is not None else None
     timings = proposal_timings(find_workspace_root(kr.kernel.path), kr.kernel.path, kr.name) if measured else {}
+    from .measured import tuned
+
+    by_tune = {label_parts(t.proposal): t for t in tuned(find_workspace_root(kr.kernel.path), kr.kernel.path, kr.name)} \
+        if measured else {}
     out = []
     for cfg in proposals(kr, f, cs.spec.constants, cs.spec.options):
         measured = timings.get(label_parts(label(cfg)))
+        at_launch = by_tune.get(label_parts(label(cfg)))  # `tune` timed this very config at the real launch
+        if at_launch is not None:
+            measured = ProposalTiming(at_launch.proposal, at_launch.chosen_us, at_launch.time_us, True, at_launch.gpu) \
+                if at_launch.faster else None
+            if measured is None:
+                continue  # no faster at the real launch: withheld
         if measured is not None and not measured.faster:
             continue  # measured slower (or other outputs) on the captured launch: withheld
-        variant = SpecVariant(kr.name, cs.spec.key(),
-                              options=tuple((k, cfg[k]) for k in ("num_warps", "num_stages")
-                                            if cs.spec.options.get(k) != cfg[k]),
-                              constants=tuple((k, v) for k, v in cfg["kwargs"].items() if cs.spec.constants.get(k) != v))
-        edit = None
-        if sources and text is not None:
-            last = sources[-1]
-            lines = split_lines(text)
-            line, col = last.call[0], last.call[1]
-            call_text = lines[line - 1][col:] if line - 1 < len(lines) else ""
-            prefix = call_text.split("(", 1)[0].strip() or "triton.Config"
-            edit = Edit.insert(last.call[2] - 1, last.call[3], ",\n" + " " * col + config_text(prefix, cfg, col))
-        name = f.data["name"]
-        why = measured.text() if measured is not None else "the autotuner times it on its next run"
-        cand = NewConfigCandidate(f"Add a config {label(cfg)} to the autotune list ({why})", None, name,
-                                  cfg["kwargs"][name], variant, index, where="config", edit=edit)
-        cand.measured = measured
-        cand.group = f"config:{label(cfg)}"
+        cand = _new_config(kr, cs, index, sources, text, cfg, f.data["name"], measured)
         out.append((cfg, cand))
+    return out
+
+
+def _new_config(kr: KernelReport, cs, index: int, sources, text: str | None, cfg: dict[str, Any], name: str,
+                measured: Any) -> NewConfigCandidate:
+    """The candidate that adds `cfg` after the literal list's last `triton.Config(...)` (no edit without one), proven
+    on spec `index` with the config's values."""
+    variant = SpecVariant(kr.name, cs.spec.key(),
+                          options=tuple((k, cfg[k]) for k in ("num_warps", "num_stages")
+                                        if cs.spec.options.get(k) != cfg[k]),
+                          constants=tuple((k, v) for k, v in cfg["kwargs"].items() if cs.spec.constants.get(k) != v))
+    edit = None
+    if sources and text is not None:
+        last = sources[-1]
+        lines = split_lines(text)
+        line, col = last.call[0], last.call[1]
+        call_text = lines[line - 1][col:] if line - 1 < len(lines) else ""
+        prefix = call_text.split("(", 1)[0].strip() or "triton.Config"
+        edit = Edit.insert(last.call[2] - 1, last.call[3], ",\n" + " " * col + config_text(prefix, cfg, col))
+    why = measured.text() if measured is not None else "the autotuner times it on its next run"
+    cand = NewConfigCandidate(f"Add a config {label(cfg)} to the autotune list ({why})", None, name,
+                              cfg["kwargs"].get(name), variant, index, where="config", edit=edit)
+    cand.measured = measured
+    cand.group = f"config:{label(cfg)}"
+    return cand
+
+
+def tuned_candidates(kr: KernelReport, f: Finding, text: str, root: str | None) -> list[NewConfigCandidate]:
+    """The configs `tune` measured faster at the real launch for `f`'s cause (fixes/measured), each a config added
+    to the literal autotune list; the slower ones are not candidates. Only for kernels with a literal list."""
+    from .measured import tuned
+
+    names = _config_names(kr)
+    held = holding(kr, f)
+    if not names or not held or not kr.kernel.autotune_configs:
+        return []
+    cs = held[0]
+    sources = config_sources(kr.kernel.path, text, kr.kernel.def_line)
+    if not sources:
+        return []
+    out = []
+    for t in tuned(root or find_workspace_root(kr.kernel.path), kr.kernel.path, kr.name):
+        if not t.faster or t.finding != f.code:
+            continue
+        values = dict(t.values)
+        cfg = {"kwargs": {k: values.get(k, cs.spec.constants.get(k)) for k in names},
+               "num_warps": values.get("num_warps", cs.spec.options.get("num_warps", 4)),
+               "num_stages": values.get("num_stages", cs.spec.options.get("num_stages", 3))}
+        if (tuple(sorted(cfg["kwargs"].items())), cfg["num_warps"], cfg["num_stages"]) in _existing(kr):
+            continue
+        changed = next((k for k in values if k in names), next(iter(values), ""))
+        out.append(_new_config(kr, cs, kr.compiled.index(cs), sources, text, cfg, changed,
+                               ProposalTiming(t.proposal, t.chosen_us, t.time_us, True, t.gpu)))
     return out
 
 

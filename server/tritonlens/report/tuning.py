@@ -137,19 +137,19 @@ def tuning_brief(summary: TuningSummary | None) -> str:
     return f"autotuned: {summary.offered} configs × {len(summary.keys)} key{'s' if len(summary.keys) != 1 else ''}{dead}"
 
 
-def proposal_timings(root: str | None, path: str, kernel: str) -> dict[frozenset, ProposalTiming]:
-    """What `.tritonlens/proposals.jsonl` says a GPU measured of this kernel's proposed configs (empty when none):
-    a workspace file, read as bounded, validated data."""
+def proposal_lines(root: str | None, path: str) -> tuple[list[dict[str, Any]], str]:
+    """The lines of `.tritonlens/proposals.jsonl` (a workspace file, read as bounded, validated data) and `path`
+    relative to the workspace, as the lines name kernel files."""
     from ..frontend.untrusted import UntrustedFile, has_controls, loads, read_text
     from ..sidecar import sidecar_path
 
     if not root:
-        return {}
+        return [], ""
     file = sidecar_path(root, PROPOSALS)
     try:
-        text = read_text(file) if os.path.isfile(file) else ""
+        text = read_text(file, root=root) if os.path.lexists(file) else ""
     except (OSError, UntrustedFile):
-        return {}
+        return [], ""
     lines = []
     for line in split_lines(text):
         try:
@@ -158,8 +158,14 @@ def proposal_timings(root: str | None, path: str, kernel: str) -> dict[frozenset
             continue
         if isinstance(rec, dict) and not has_controls(rec):
             lines.append(rec)
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
-    return parse_proposal_timings(lines, rel, kernel)
+    return lines, os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+
+
+def proposal_timings(root: str | None, path: str, kernel: str) -> dict[frozenset, ProposalTiming]:
+    """What `.tritonlens/proposals.jsonl` says a GPU measured of this kernel's proposed configs (empty when none);
+    the lines `tune` wrote are read by fixes/measured."""
+    lines, rel = proposal_lines(root, path)
+    return parse_proposal_timings([r for r in lines if r.get("source") != "tune"], rel, kernel)
 
 
 def weigh_proposals(kr: KernelReport, root: str | None) -> None:

@@ -32,7 +32,10 @@ def _install() -> None:
     if package_root and package_root not in sys.path:
         sys.path.append(package_root)  # last: never shadows the user's own modules
     try:
-        from tritonlens.gpu.capture import install_on_import
+        if os.environ.get("TRITONLENS_TRIALS"):  # `tune`'s run of the command: its trials, nothing recorded
+            from tritonlens.gpu.trials import install_on_import
+        else:
+            from tritonlens.gpu.capture import install_on_import
 
         install_on_import()
     except Exception as exc:  # noqa: BLE001 — a capture problem must never stop the user's program
