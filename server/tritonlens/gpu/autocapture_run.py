@@ -12,7 +12,6 @@ import json
 import os
 import sys
 import traceback
-from typing import Any
 
 
 def _set_launcher(label: str) -> None:
