@@ -1,9 +1,9 @@
 """The process that runs a kernel file's launch code for `gpu/autocapture.py`, started as a compile worker is
 (`compiler.sandbox.command`: `python -I -S`, in a folder of its own, the sandbox's modules from tritonlens's own
 environment), so that it is confined (`sandbox.boot`) before anything of the workspace or PYTHONPATH can load and
-before the interpreter's site runs; `main` then installs the
-no-GPU capture hook and runs each launcher in turn: a `__main__` block or script with `runpy`, test functions with
-pytest (or, without pytest, each test function that takes no argument). Each compile is recorded with what launched
+before the interpreter's site runs; `main` then installs the no-GPU capture hook and runs each launcher in turn: a
+`__main__` block or script with `runpy`, test functions with pytest (or, without pytest, each test function that
+takes no argument). Each compile is recorded with what launched
 it (`launched_by`). What a launcher raises ends that launcher, not the run; the last one's failure is the exit code.
 """
 from __future__ import annotations
