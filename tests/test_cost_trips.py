@@ -145,3 +145,29 @@ def test_a_loop_of_unknown_trips_gives_no_estimate_anywhere(tmp_path, capsys):
     [line] = [ln for ln in text.splitlines() if ln.startswith("gemm_loaded_k  ")]
     assert line.split()[4] == "unknown", line
     assert "gemm_loaded_k 64x64: no estimate, the trips of 1 loop (line 12) unknown" in text
+
+
+def test_launch005_says_the_model_has_no_estimate_of_a_launch_of_unknown_trips(tmp_path):
+    """The tutorial matmul's autotuner timings on an H200 (tests/data/autotune/h200-captures.jsonl) with its K loop
+    written as a `while` (an scf.while: no bounds to evaluate): LAUNCH005 gives no estimate beside the measured time,
+    it says what is unknown."""
+    from tritonlens.pipeline import Checker
+    from tritonlens.settings import Settings
+
+    (tmp_path / ".tritonlens").mkdir()
+    (tmp_path / "bench" / "autotune").mkdir(parents=True)
+    shutil.copy(os.path.join(REPO, "tests", "data", "autotune", "h200-captures.jsonl"),
+                tmp_path / ".tritonlens" / "captures.jsonl")
+    with open(os.path.join(REPO, "bench", "autotune", "tutorial_matmul.py"), encoding="utf-8") as f:
+        src = f.read()
+    src = src.replace("    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):\n",
+                      "    k = 0\n    while k < tl.cdiv(K, BLOCK_SIZE_K):\n", 1)
+    src = src.replace("        b_ptrs += BLOCK_SIZE_K * stride_bk\n", "        b_ptrs += BLOCK_SIZE_K * stride_bk\n        k += 1\n", 1)
+    path = tmp_path / "bench" / "autotune" / "tutorial_matmul.py"
+    path.write_text(src)
+    with Checker(Settings(target="cuda:90", gpu="h200")) as checker:
+        kr = checker.check_file(str(path)).kernels[0]
+    [tuning] = [f for f in kr.findings if f.code == "LAUNCH005"]
+    assert "the cost model estimates" not in tuning.message
+    assert ("key (16, 8192, 8192, float16, float16, float16): the cost model has no estimate of the chosen config's "
+            "launch (the trips of 1 loop (line 55) unknown), the autotuner measured 65.3 µs") in tuning.message
