@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU: the cost model's second round under `capture --time` (bench/cost_kernels/round2_driver.py): Triton's
 # persistent-matmul tutorial in its flattened form at 8192^3 fp8/fp16, 2048x28672x8192 and a decode shape, and the
-# few-program sweep (the suite's GEMM on 2-16 programs, K 8192-32768, 2-4 stages) with its hold-out; everything in
+# few-program sweep (the suite's GEMM on 2-16 programs, K 8192-32768, 2-4 stages) with its hold-out, and the suite's
+# grouped GEMM with 8 and 64 experts over the same tokens; everything in
 # one archive. Then, without a GPU, the model against these times:
 #   python3 bench/cost_by_class.py --set round2 bench/cost_kernels round2-captures-timed.jsonl --out OUT.md
 # Usage: bash bench/gpu_cost_round2.sh OUT_DIR [PARTS]   (PARTS: e.g. persistent or few,few_holdout; default all)

@@ -4,7 +4,8 @@
   at 8192³ fp8 and fp16, 2048×28672×8192 fp8 and a decode shape (16×8192×8192 fp8: 32 tiles, fewer than the SMs);
 - few: the suite's GEMM (suite.gemm) on grids of 2-16 programs, K 8192-32768, 2-4 pipeline stages: one program's
   serial chain (dependent loads, dots waiting on them, the pipeline's depth) sets the time when the GPU is mostly
-  idle — the sweep to fit a per-trip latency on, and `--parts few_holdout` other tiles and warps to check it on.
+  idle — the sweep to fit a per-trip latency on, and `--parts few_holdout` other tiles and warps to check it on;
+- moe: the suite's grouped GEMM with 8 and 64 experts over the same tokens.
 
 Timings (suite_driver.timed: median and minimum of 12 after a warm-up) go to the JSON file named by the first argument. Without a
 GPU (`capture --no-gpu`) every launch is recorded once and nothing is timed: a dry run of the shapes.
@@ -69,7 +70,23 @@ def few_holdout():
     _few((2, 8), (16384,), (4,), 128, 256, 64, 8, "few-programs-holdout")
 
 
-PARTS = ("persistent", "few", "few_holdout")
+def moe():
+    """The suite's grouped GEMM (its tile counts loaded from the expert offsets) with 8 and 64 experts over the same
+    tokens: 64 experts give each program tiles of many experts, few of each."""
+    bf = torch.bfloat16
+    n, k = 2048, 4096
+    for experts, per_expert in ((8, 2048), (64, 256), (64, 32)):
+        offs = torch.arange(0, (experts + 1) * per_expert, per_expert, device=DEV, dtype=torch.int32)
+        a = _matrix(experts * per_expert, k, bf)
+        w = torch.empty(experts, k, n, device=DEV, dtype=bf)
+        c = torch.empty(experts * per_expert, n, device=DEV, dtype=bf)
+        timed(f"moe_{experts}x{per_expert}", "moe", lambda: s.moe_grouped_gemm[(SMS,)](
+            a, w, c, offs, n, k, a.stride(0), w.stride(0), w.stride(1), c.stride(0), E=experts, BM=128, BN=256,
+            BK=64, NUM_SMS=SMS, num_warps=8, num_stages=3))
+        del a, w, c
+
+
+PARTS = ("persistent", "few", "few_holdout", "moe")
 
 
 def main(out_path, only=None):
