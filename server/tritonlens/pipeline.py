@@ -28,7 +28,8 @@ from .checks.verdict import decide
 from .report.kernel import (error_finding, finish_report, load_error_finding, note_assumed, note_test_launch,
                             skipped_autotune_configs)
 from .settings import Settings
-from .source import SourceTooDeep, parse_module, read_source, source_too_large
+from .reads import open_file
+from .source import MAX_SOURCE_BYTES, SourceTooDeep, parse_module, read_source, source_too_large
 from .device.run import RunDevice, run_devices
 from .gpu.autocapture import AutoCapture, AutoCapturer
 from .sidecar import FOLDER, find_workspace_root  # noqa: F401 — read from here by the presenters
@@ -95,8 +96,8 @@ def _workspace_deps_digest(kernel: KernelInfo, path: str, root: str) -> str:
         rel = name.lstrip(".").replace(".", os.sep)
         for base in (root, os.path.dirname(path)):
             for candidate in (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")):
-                try:
-                    with open(candidate, "rb") as f:
+                try:  # a workspace file (reads): never a link out of it, a FIFO or more than a source's bound
+                    with open_file(candidate, root, MAX_SOURCE_BYTES) as f:
                         h.update(candidate.encode() + b"\0")
                         for chunk in iter(lambda: f.read(1 << 20), b""):  # a huge helper costs time, not memory
                             h.update(chunk)

@@ -202,16 +202,21 @@ def is_main_guard(node: ast.stmt) -> bool:
         isinstance(test, ast.Compare) and any(isinstance(c, ast.Name) and c.id == "__name__" for c in test.comparators))
 
 
-def read_source(path: str, limit: int = MAX_SOURCE_BYTES) -> tuple[str | None, str | None]:
-    """(text, None) or (None, a one-line message naming the file). At most `limit` bytes are read: a larger file
-    costs its first `limit` bytes, not its size (pipeline reports it as one SRC007, `source_too_large`)."""
+def read_source(path: str, limit: int = MAX_SOURCE_BYTES, root: str | None = None) -> tuple[str | None, str | None]:
+    """(text, None) or (None, a one-line message naming the file). A workspace file (`reads`): a regular file whose
+    real path lies inside `root` (default: the file's own workspace), at most `limit` bytes of it — a larger file
+    costs nothing (pipeline reports it as one SRC007, `source_too_large`); a link out of the workspace, a FIFO or a
+    device (`/proc/self/fd/0`: the checking process's stdin) is refused before it is read, never waited on."""
+    from .reads import RefusedRead, read_bytes
+
     try:
-        with open(path, "rb") as f:
-            raw = f.read(limit + 1)
+        raw = read_bytes(path, root, limit)
+    except RefusedRead as exc:
+        if exc.why == "large":
+            return None, f"{path}: {too_large_message(source_size(path) or limit + 1)}; not read"
+        return None, str(exc)
     except OSError as exc:
         return None, f"{path}: cannot read the file ({exc.strerror or exc})"
-    if len(raw) > limit:
-        return None, f"{path}: {too_large_message(source_size(path) or len(raw))}; not read"
     try:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
@@ -219,8 +224,15 @@ def read_source(path: str, limit: int = MAX_SOURCE_BYTES) -> tuple[str | None, s
 
 
 def source_size(path: str) -> int | None:
+    """The size of `path`, None when it cannot be known or when it leads outside its workspace (`reads`: what a link
+    out points at is not looked at, its size no more than its text)."""
     import os
 
+    from .reads import inside
+    from .sidecar import find_workspace_root
+
+    if not inside(os.path.realpath(path), os.path.realpath(find_workspace_root(path))):
+        return None
     try:
         return os.stat(path).st_size
     except OSError:

@@ -9,6 +9,7 @@ import sys
 
 from ..frontend.untrusted import printable
 from ..model import STAGES
+from ..reads import RefusedRead, read_text
 from ..units import fmt_bytes
 from ..source import python_files
 from ..writes import remove_empty_folder, remove_file, resolve, write_file
@@ -188,7 +189,8 @@ def run_diff(args) -> int:
     checked = file_reports(args)
     if checked is None:
         return EXIT_ERROR
-    now, texts = current_state(checked, baseline_root(base_file))
+    root = baseline_root(base_file)
+    now, texts = current_state(checked, root)
     cmp = compare(base, now)
     ir_dir = sidecar_dir(base_file)
     diffs: dict[tuple[str, str, str], str] = {}
@@ -197,12 +199,15 @@ def run_diff(args) -> int:
             if sd.old_key and sd.new_key:
                 name_old = ir_name(kd.path, kd.kernel, sd.old_key, args.stage)
                 name_new = ir_name(kd.path, kd.kernel, sd.new_key, args.stage)
-                try:
-                    with open(os.path.join(ir_dir, *name_old.split("/")), encoding="utf-8") as f:
-                        old_text = f.read()
+                refused = None
+                try:  # a workspace file: a committed link out of it, to /dev/zero or a FIFO is refused (reads)
+                    old_text = read_text(os.path.join(ir_dir, *name_old.split("/")), root)
+                except RefusedRead as exc:
+                    old_text, refused = None, str(exc)
                 except OSError:
                     old_text = None
                 diffs[(kd.path, kd.kernel, sd.new_key)] = (
+                    f"(the baseline's {args.stage} text of this spec is not read: {refused})\n" if refused else
                     f"(the baseline keeps no {args.stage} text of this spec: `baseline save --ir` chooses the layers; "
                     f"{args.stage} {'changed' if args.stage in sd.ir_changed else 'is unchanged'} by its hash)\n"
                     if old_text is None else

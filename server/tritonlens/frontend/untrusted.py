@@ -1,18 +1,19 @@
 """Files read from a workspace are untrusted input: a repository may be hostile (a pull request from a fork in CI).
 
-`read_text` reads a regular file only (a link to `/dev/zero`, a FIFO or a device is refused before it is read,
-never blocked on), at most `limit` bytes; `loads` parses JSON and turns any failure — nesting deeper than the parser
-goes included — into `UntrustedFile` naming the file; `printable` escapes control and format characters whenever a
-path or a name that came from such a file is printed (terminal escapes would set the title or clear the screen).
+`read_text` reads a regular file of the workspace only (`reads`: a link out of it, to `/dev/zero`, a FIFO or a
+device is refused before it is read, never blocked on), at most `limit` bytes; `loads` parses JSON and turns any
+failure — nesting deeper than the parser goes included — into `UntrustedFile` naming the file; `printable` escapes
+control and format characters whenever a path or a name that came from such a file is printed (terminal escapes would
+set the title or clear the screen).
 """
 from __future__ import annotations
 
 import json
-import os
-import stat
 from typing import Any
 
-MAX_FILE = 256 << 20  # bytes of one workspace file tritonlens reads (captures of a whole test suite are a few MB)
+from .. import reads
+from ..reads import MAX_FILE
+
 MAX_DEPTH = 64  # nesting of a JSON value read from a workspace file; tritonlens writes at most a handful
 
 
@@ -20,20 +21,14 @@ class UntrustedFile(ValueError):
     """A workspace file that cannot be read as what it should be; the message names the file."""
 
 
-def read_text(path: str, limit: int = MAX_FILE) -> str:
-    """The text of the regular file `path` (UTF-8, undecodable bytes replaced). OSError when it cannot be opened
-    (missing: FileNotFoundError); UntrustedFile when it is not a regular file or is larger than `limit` bytes."""
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise UntrustedFile(f"{printable(path)}: not a regular file; not read")
-    # O_NONBLOCK: a FIFO put there between the check and the open does not block the open
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UntrustedFile(f"{printable(path)}: not a regular file; not read")
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise UntrustedFile(f"{printable(path)}: larger than {limit >> 20} MB; not read")
-    return data.decode("utf-8", "replace")
+def read_text(path: str, limit: int = MAX_FILE, root: str | None = None) -> str:
+    """The text of the regular file `path` inside `root` (UTF-8, undecodable bytes replaced; `reads.read_text`).
+    OSError when it cannot be opened (missing: FileNotFoundError); UntrustedFile when it leads outside the workspace,
+    is not a regular file or is larger than `limit` bytes."""
+    try:
+        return reads.read_text(path, root, limit)
+    except reads.RefusedRead as exc:
+        raise UntrustedFile(str(exc)) from None
 
 
 def loads(text: str, where: str, depth: int = MAX_DEPTH) -> Any:

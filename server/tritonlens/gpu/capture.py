@@ -39,6 +39,7 @@ from typing import Any
 
 from ..frontend.captures import CAPTURE_FILE, bounded_lines
 from ..frontend.untrusted import printable
+from ..reads import open_file
 from .capture_record import (ENV_DUMP, ENV_FILE, ENV_INTERPRET, ENV_NO_GPU, ENV_PACKAGE_ROOT, ENV_ROOT, ENV_SWITCH,
                              ENV_TALLY, ENV_TIME)
 
@@ -217,8 +218,8 @@ def _paths_said(file: str, start: int, root: str) -> list[str]:
     with their absolute path, and those with no file at their path (code made by exec: nothing to check)."""
     outside: dict[str, int] = {}
     missing: dict[str, int] = {}
-    try:
-        with open(file, "rb") as f:
+    try:  # a workspace file (reads): a committed link out of it, to /dev/zero or a FIFO is not read
+        with open_file(file, root) as f:
             f.seek(start)
             for raw in bounded_lines(f):
                 if b'"record": "summary"' in raw or b'"record": "tuning"' in raw:
@@ -249,10 +250,10 @@ def _paths_said(file: str, start: int, root: str) -> list[str]:
 
 def _count_lines(file: str, compiles_only: bool = True) -> int:
     """Lines in the file; with `compiles_only`, compile lines (summary lines of counts are not compiles)."""
-    try:
-        with open(file, encoding="utf-8", errors="replace") as f:
+    try:  # a workspace file (reads)
+        with open_file(file) as f:
             return sum(1 for line in bounded_lines(f)
-                       if line.strip() and not (compiles_only and '"record": "summary"' in line))
+                       if line.strip() and not (compiles_only and b'"record": "summary"' in line))
     except OSError:
         return 0
 

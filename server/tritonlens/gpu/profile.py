@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 from ..checks.registry import facts as rule_facts
 from ..compiler import sandbox
 from ..model import Finding, KernelReport
-from ..source import split_lines
+from ..source import read_source, split_lines
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -262,8 +262,9 @@ def prepare_replay(job: dict[str, Any], torch: Any) -> Any:
     from ..frontend.loader import slice_module
 
     cap = job["capture"]
-    with open(job["path"], encoding="utf-8") as f:
-        text = f.read()
+    text, problem = read_source(job["path"], root=job.get("workspace_root"))
+    if text is None:
+        raise OSError(problem)
     text = slice_module(text, [job["qualname"].split(".")[0]]).text
     module = load_module(job["path"], text, job.get("workspace_root"))
     fn = find_jit_function(module, job["qualname"])

@@ -19,7 +19,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 
-from ..source import split_lines
+from ..source import read_source, split_lines
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +109,22 @@ class SourceDocument(TextDocument):
     """A document whose lines are broken where the editor and Python break them (`source.split_lines`). pygls'
     own use `str.splitlines()`, which also breaks at form feeds, U+2028 and the like: an incremental change below
     one was applied to the line above the one the editor meant, and the buffer the server compiled was not the
-    editor's."""
+    editor's. A document the editor has not opened is read as a workspace file."""
 
     @property
     def lines(self) -> list[str]:
         return split_lines(self.source, keepends=True)
+
+    @property
+    def source(self) -> str:
+        """The editor's text; of a document it has not opened, the file's — read as every workspace file is
+        (`reads`: pygls' own read followed a link to `/proc/self/fd/0` into the server's stdin, unbounded)."""
+        if self._source is None and self.path is not None:
+            text, problem = read_source(self.path)
+            if text is None:
+                log.warning("%s", problem)
+            return text or ""
+        return self._source or ""
 
 
 class SourceWorkspace(Workspace):

@@ -50,7 +50,7 @@ def load_bench(root: str) -> dict[str, dict[str, Any]]:
 
     latest: dict[str, dict[str, Any]] = {}
     try:  # a workspace file: regular and bounded only (a link to /dev/zero is not read), each line shallow
-        text = read_text(path)
+        text = read_text(path, root=root)
     except (OSError, UntrustedFile):
         text = ""
     for line in split_lines(text):
