@@ -130,3 +130,28 @@ def test_terminal_escapes_in_a_kernel_file_name_are_printed_escaped(tmp_path):
     out = run.stdout + run.stderr
     assert "\x1b" not in out and "\x07" not in out, repr(out)
     assert "k\\x1b]0;pwned\\x07\\x1b[2J.py:" in run.stdout, run.stdout  # its findings, under the escaped name
+
+
+def test_captures_of_files_outside_the_workspace_say_nothing_of_whether_they_exist(tmp_path):
+    """A capture file may name any path. Those that lead outside the workspace (absolute, `../`, or through a
+    committed link) are said to be outside, alike whether a file is there or not: the check's output (a CI log)
+    must not tell which files exist outside."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    path = workspace(ws)
+    (tmp_path / "there.py").write_text("x = 1\n")
+    (ws / "out").symlink_to(tmp_path)
+
+    def said(name: str) -> str:
+        line = {"version": 1, "kernel": "add_kernel", "signature": {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                "constants": {"BLOCK": 256}, "attrs": {}, "options": {"num_warps": 4}, "target": "cuda:90"}
+        paths = [str(tmp_path / name), f"../{name}", f"out/{name}"]
+        (ws / ".tritonlens" / "captures.jsonl").write_text("".join(json.dumps({**line, "path": p}) + "\n"
+                                                                   for p in paths))
+        run = check(ws, str(path))
+        assert run.returncode == 0, run.stderr
+        return [ln for ln in run.stderr.splitlines() if "captures.jsonl" in ln]
+
+    there, gone = said("there.py"), said("gone.py")
+    assert there == [ln.replace("gone.py", "there.py") for ln in gone], (there, gone)
+    assert len(there) == 1 and "3 captures name files outside the workspace" in there[0], there

@@ -11,6 +11,7 @@ from typing import Any, Iterator
 from .untrusted import UntrustedFile, printable, read_text
 from ..launch_values import decode
 from ..model import clean_descriptor
+from ..reads import inside
 from ..sidecar import CAPTURES, FOLDER, is_sidecar_folder
 
 CAPTURE_FILE = os.path.join(FOLDER, CAPTURES)
@@ -458,15 +459,21 @@ def _read_lines(file: str, roots: list[str]) -> tuple[list[dict[str, Any]], list
 
 def unmatched(workspace_root: str, file: str | None, checked: dict[str, set[str]]) -> list[str]:
     """What a capture file holds that this check used nowhere, said in a few lines (never dropped silently):
-    captures whose path is no file here (a different checkout, or paths relative to another folder), and captures
-    of a checked file whose kernel it no longer defines. `checked` maps each checked file (absolute) to the names
-    of its kernels. Captures of files that exist but were not checked are fine (a partial check)."""
+    captures whose path is no file here (a different checkout, or paths relative to another folder), captures whose
+    path leads outside the workspace, and captures of a checked file whose kernel it no longer defines. `checked`
+    maps each checked file (absolute) to the names of its kernels. Captures of files that exist but were not checked
+    are fine (a partial check). A path outside the workspace is said to be so, never whether a file is there: a
+    capture file is the repository's, and what a check prints lands in a CI log — naming the paths of those that
+    do not exist told anyone which files exist outside."""
     caps, _ = load_captures(workspace_root, None, file)
     if not caps:
         return []
     shown = file or captures_path(workspace_root)
+    roots = list(dict.fromkeys([capture_root(shown, workspace_root), workspace_root]))
+    real_roots = [os.path.realpath(r) for r in roots]
     want = {os.path.normcase(os.path.abspath(p)): names for p, names in checked.items()}
     missing_files: dict[str, int] = {}
+    outside_files: dict[str, int] = {}
     missing_kernels: dict[tuple[str, str], int] = {}
     for cap in caps:
         hit = next((c for c in cap["_resolved"] if c in want), None)
@@ -474,17 +481,26 @@ def unmatched(workspace_root: str, file: str | None, checked: dict[str, set[str]
             if cap["kernel"] not in want[hit]:
                 missing_kernels[(cap["path"], cap["kernel"])] = missing_kernels.get((cap["path"], cap["kernel"]), 0) + 1
             continue
-        if not any(os.path.exists(c) for c in cap["_resolved"]):
+        here = [c for c in cap["_resolved"] if any(inside(os.path.realpath(c), r) for r in real_roots)]
+        if not here:
+            outside_files[cap["path"]] = outside_files.get(cap["path"], 0) + 1
+        elif not any(os.path.exists(c) for c in here):
             missing_files[cap["path"]] = missing_files.get(cap["path"], 0) + 1
     out = []
     if missing_files:
-        roots = ", ".join(dict.fromkeys([capture_root(shown, workspace_root), workspace_root]))
-        listed = ", ".join(f"{printable(p)} ({n})" for p, n in sorted(missing_files.items())[:5])
-        more = f" and {len(missing_files) - 5} more" if len(missing_files) > 5 else ""
-        out.append(f"{shown}: {sum(missing_files.values())} captures name files that are not under {roots}: "
-                   f"{listed}{more} — their paths are relative to the folder that held `.tritonlens/` when they were "
-                   f"recorded; check from that folder or pass --captures with the file inside it")
+        out.append(f"{shown}: {sum(missing_files.values())} captures name files that are not under "
+                   f"{', '.join(roots)}: {_listed(missing_files)} — their paths are relative to the folder that held "
+                   "`.tritonlens/` when they were recorded; check from that folder or pass --captures with the file "
+                   "inside it")
+    if outside_files:
+        out.append(f"{shown}: {sum(outside_files.values())} captures name files outside the workspace "
+                   f"({', '.join(roots)}): {_listed(outside_files)} — used only by a check that names those files")
     for (p, k), n in sorted(missing_kernels.items()):
         out.append(f"{shown}: {n} capture(s) of {printable(k)} in {printable(p)}, which no longer defines that "
                    "kernel; skipped")
     return out
+
+
+def _listed(counts: dict[str, int], most: int = 5) -> str:
+    listed = ", ".join(f"{printable(p)} ({n})" for p, n in sorted(counts.items())[:most])
+    return listed + (f" and {len(counts) - most} more" if len(counts) > most else "")
