@@ -22,13 +22,16 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
     finding's line, an edit's range, a hint's line, a hover's position). `str.splitlines()` also breaks at \\f,
     \\v, \\x1c-\\x1e, \\x85, U+2028 and U+2029, which a Python file may hold in a comment or a string: every
     line after one would be off by one. Like `splitlines`, a final line break opens no empty last line."""
-    if keepends:
+    if keepends and "\r" in text:
         return _LINE.findall(text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
+    last = lines.pop()
+    if keepends:
+        lines = [ln + "\n" for ln in lines]
+    if last:
+        lines.append(last)
     return lines
 
 

@@ -90,7 +90,7 @@ def find_launchers(path: str, text: str, root: str) -> list[Launcher]:
         # the tests reach the kernels through a module of the package that wraps them (`ops/fp8.py` calling
         # `kernels/fp8.py`): the tests of those wrappers
         for wrapper in _wrappers(path, root, modules):
-            w_text, problem = read_source(wrapper)
+            w_text, problem = read_source(wrapper, root=root)
             if problem or w_text is None:
                 continue
             try:
@@ -312,7 +312,7 @@ def _wrappers(path: str, root: str, modules: set[str]) -> list[str]:
             p = os.path.join(folder, name)
             if p == path:
                 continue
-            text, problem = read_source(p)
+            text, problem = read_source(p, root=root)
             if problem or text is None or stem not in text:
                 continue
             try:
@@ -368,7 +368,7 @@ def _importers(root: str, folders: tuple[str, ...], modules: set[str], defined: 
                 p = os.path.abspath(os.path.join(folder, name))
                 if p == own:
                     continue
-                text, problem = read_source(p)
+                text, problem = read_source(p, root=root)
                 if problem or text is None:
                     continue
                 how = imports_module(text, modules, defined, own)
