@@ -63,7 +63,7 @@ def test_lsp_imports_have_no_circle():
 
 # ---------------------------------------------------------------- the whole package
 PACKAGE = LSP.parent
-TOP = {"__init__", "__main__", "doctor", "launch_values", "model", "pipeline", "reads", "settings", "sidecar", "source",
+TOP = {"__init__", "__main__", "doctor", "importpath", "launch_values", "model", "pipeline", "reads", "settings", "sidecar", "source",
        "units", "writes"}
 
 
@@ -158,7 +158,7 @@ def test_presenters_are_imported_by_nobody_below_them():
 # fixes and compare re-compile through them; cli and lsp present.
 STAGE = {"tritonlens": -1, "model": -1, "settings": -1, "source": -1, "units": -1, "sidecar": -1, "writes": -1,
          "reads": -1, "launch_values": -1, "frontend": 0, "compiler": 1, "ir": 2, "checks": 3, "report": 4,
-         "pipeline": 5, "fixes": 5, "compare": 5, "doctor": 5, "cli": 6, "lsp": 6, "__main__": 6}
+         "pipeline": 5, "fixes": 5, "compare": 5, "doctor": 5, "cli": 6, "lsp": 6, "__main__": 6, "importpath": -1}
 APART = {"device", "gpu"}
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "server.md"
 

@@ -36,10 +36,8 @@ ALLOWED = {
     "compare/core.py": "an error's first line, PTX counted",
     "compare/envs.py": "pip's and a probe's output",
     "compare/html.py": "two IR texts side by side, never mapped to a source",
-    "gpu/trials.py": "a trial run's event records, never mapped to a position",
     # linecache's lines of the module text, for inspect.getsource: still splitlines() — a string with one of the
     # characters above, in a statement kept above a kernel, shifts the source Triton reads; to convert
-    "compiler/worker.py": "linecache of the module text",
 }
 
 

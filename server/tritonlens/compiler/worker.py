@@ -26,6 +26,7 @@ from typing import Any
 from ..model import Artifacts, CompileError, Resources, Spec, Target
 from ..frontend.hints import OPTION_NAMES
 from ..frontend.specs import spec_to_compile_args
+from ..source import split_lines
 
 # Set before triton is imported: remarks on fd 2, ptxas -v log on stdout, and no reuse of Triton's own cache
 # (a cache hit would print no remarks).
@@ -135,7 +136,7 @@ def load_module(path: str, text: str, workspace_root: str | None, target: Target
     sys.modules[name] = module
     # inspect.getsource (which @triton.jit calls) must see this text, not what is on disk: the editor's buffer may be
     # unsaved. An entry with mtime None is never invalidated by linecache.checkcache.
-    linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
+    linecache.cache[path] = (len(text), None, split_lines(text, keepends=True), path)
     try:
         exec(compile(text, path, "exec"), module.__dict__)
     except BaseException:

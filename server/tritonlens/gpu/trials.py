@@ -349,7 +349,7 @@ def read_events(path: str) -> list[dict[str, Any]]:
     out = []
     try:
         with open(path, encoding="utf-8") as f:
-            for line in f.read(1 << 24).splitlines():
+            for line in f.read(1 << 24).split("\n"):
                 try:
                     rec = json.loads(line)
                 except ValueError:
