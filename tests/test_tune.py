@@ -162,3 +162,26 @@ def test_tune_times_candidates_at_the_real_launch(tmp_path):
     rows = [json.loads(line) for line in open(tmp_path / ".tritonlens" / "proposals.jsonl")]
     assert rows and all(r["source"] == "tune" and r["chosen_us"] > 0 and r["time_us"] > 0 for r in rows)
     assert all(r["verdict"] in ("faster", "no faster", "slower", "other outputs") for r in rows)
+
+
+def test_a_faster_change_no_finding_carries_is_tune001_with_its_numbers_and_fix(tmp_path, capsys):
+    root = _workspace(tmp_path)
+    targets, chosen = _plan(root)
+    target = targets[0]  # the prefill launch: no finding there, only the option neighbours
+    plain = next(c for c in target["candidates"] if chosen[target["id"]]["why"][c["label"]][1] is None)
+    _record(root, [dict(target, candidates=[plain])], chosen, plain["label"], 90.0)
+    before = open(os.path.join(root, KERNEL), encoding="utf-8").read()
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        cli_main(["check", KERNEL, "--target", "cuda:90", "--format", "json"])
+        found = json.loads(capsys.readouterr().out)
+        cli_main(["check", KERNEL, "--target", "cuda:90", "--fix"])
+    finally:
+        os.chdir(cwd)
+    capsys.readouterr()
+    tuned = [f for f in found if f["code"] == "TUNE001"]
+    assert len(tuned) == 1 and tuned[0]["severity"] == "warning"
+    assert "100.4 → 90.0 µs (1.12×" in tuned[0]["message"]
+    after = open(os.path.join(root, KERNEL), encoding="utf-8").read()
+    assert after.count("triton.Config(") == before.count("triton.Config(") + 1

@@ -97,6 +97,9 @@ register_meta("SRC008", "launch-code-not-run", "info",
               "the file's own launch code (its tests, its __main__ block), run without a GPU to learn its kernels' "
               "specs, hung, ran out of memory or failed before it launched one: a limit of tritonlens, not an error")
 register_meta("SRC004", "bad-hint", "warning", "a `# tritonlens:` hint comment has a value tritonlens cannot use")
+register_meta("TUNE001", "measured-faster-launch", "warning",
+              "`tritonlens tune` measured a change faster at the kernel's real launch (outputs equal) that no other "
+              "finding carries as a fix")
 register_meta("LAUNCH005", "autotune-measurements", "info",
               "what the autotuner measured for the captured keys: configs tried, the chosen one, the spread, and the "
               "dead configs (never within 10% of the best for any key) with the autotuning time they cost",

@@ -105,52 +105,5 @@ def _judge(v: Verdict, rows: list[dict[str, Any]], base: dict[tuple, list[float]
         v.verdict, v.why = "no faster", f"within the unchanged launch's noise ({v.noise:.0%})"
 
 
-# ---------------------------------------------------------------- what check reads back
-@dataclass(frozen=True)
-class Tuned:
-    """One change `tune` measured at the real launch of a kernel (a line of `.tritonlens/proposals.jsonl`)."""
-
-    proposal: str  # the whole config it makes: "BLOCK_M=16, ..., num_warps=4, num_stages=3"
-    values: tuple[tuple[str, int], ...]  # what it sets (constexprs and options)
-    finding: str | None  # the code of the finding whose cause it went after
-    verdict: str
-    chosen_us: float
-    time_us: float
-    gpu: str
-
-    @property
-    def faster(self) -> bool:
-        return self.verdict == "faster"
-
-    def text(self) -> str:
-        on = f" on {self.gpu}" if self.gpu else ""
-        return (f"measured {self.chosen_us:.1f} → {self.time_us:.1f} µs ({self.chosen_us / self.time_us:.2f}×) at the "
-                f"real launch{on}, outputs equal within tolerance")
-
-
-def tuned(root: str | None, path: str, kernel: str) -> list[Tuned]:
-    """What `tune` measured of this kernel's changes (validated; the latest line of a change wins)."""
-    from ..report.tuning import proposal_lines
-
-    lines, rel = proposal_lines(root, path)
-    out: dict[str, Tuned] = {}
-    for r in lines:
-        if r.get("source") != "tune" or r.get("path") != rel or r.get("kernel") != kernel:
-            continue
-        label, values = r.get("proposal"), r.get("set")
-        before, after = _num(r.get("chosen_us")), _num(r.get("time_us"))
-        if not isinstance(label, str) or len(label) > 1024 or not isinstance(values, dict) or before is None \
-                or after is None or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
-                                            for k, v in values.items()):
-            continue
-        code = r.get("finding") if isinstance(r.get("finding"), str) and len(r["finding"]) <= 16 else None
-        gpu = r.get("gpu") if isinstance(r.get("gpu"), str) and len(r["gpu"]) <= 64 else ""
-        out[label] = Tuned(label, tuple(sorted(values.items())), code, str(r.get("verdict") or ""), before, after,
-                           gpu)
-    return list(out.values())
-
-
-def tuned_change(root: str | None, path: str, kernel: str, change: dict[str, Any]) -> Tuned | None:
-    """The measurement of exactly this change (`{"num_warps": 8}`), when `tune` made one."""
-    want = tuple(sorted(change.items()))
-    return next((t for t in tuned(root, path, kernel) if t.values == want), None)
+# what check reads back: report/tuning (the report stage reads it for TUNE001, the fixes for their titles)
+from ..report.tuning import Tuned, tuned, tuned_change  # noqa: E402,F401

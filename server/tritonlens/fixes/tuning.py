@@ -12,7 +12,7 @@ from typing import Any, Iterator
 from ..frontend.config_spans import config_sources
 from ..model import KernelReport, Finding, SpecVariant
 from ..checks.tuning import ProposalTiming, label_parts
-from ..report.tuning import proposal_timings
+from ..report.tuning import TUNED_CODE, proposal_timings
 from ..sidecar import find_workspace_root
 from .configs import holding
 from .edit import Edit, Position, Range, apply_edits
@@ -199,7 +199,8 @@ def tuned_candidates(kr: KernelReport, f: Finding, text: str, root: str | None) 
         return []
     out = []
     for t in tuned(root or find_workspace_root(kr.kernel.path), kr.kernel.path, kr.name):
-        if not t.faster or t.finding != f.code:
+        listed = {d.get("proposal") for d in f.data.get("tuned") or () if isinstance(d, dict)}
+        if not t.faster or (t.proposal not in listed if f.code == TUNED_CODE else t.finding != f.code):
             continue
         values = dict(t.values)
         cfg = {"kwargs": {k: values.get(k, cs.spec.constants.get(k)) for k in names},

@@ -5,6 +5,7 @@ time), with the whole summary in `data["tuning"]` (and `tuning` in `check --form
 configs (fixes/tuning)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import os
@@ -172,3 +173,86 @@ def weigh_proposals(kr: KernelReport, root: str | None) -> None:
     """LAUNCH004 findings judged by what a GPU measured of the configs proposed for them (checks/tuning)."""
     if root and any(f.code == "LAUNCH004" for f in kr.findings):
         judge_proposals(kr.findings, proposal_timings(root, kr.kernel.path, kr.name))
+
+
+# ---------------------------------------------------------------- what `tune` measured at the real launch
+@dataclass(frozen=True)
+class Tuned:
+    """One change `tune` measured at the real launch of a kernel (a line of `.tritonlens/proposals.jsonl`)."""
+
+    proposal: str  # the whole config it makes: "BLOCK_M=16, ..., num_warps=4, num_stages=3"
+    values: tuple[tuple[str, int], ...]  # what it sets (constexprs and options)
+    finding: str | None  # the code of the finding whose cause it went after
+    verdict: str
+    chosen_us: float
+    time_us: float
+    gpu: str
+    change: str = ""  # in words: "BLOCK_SIZE_M 32 → 16, BLOCK_SIZE_K 32 → 64"
+
+    @property
+    def faster(self) -> bool:
+        return self.verdict == "faster"
+
+    def text(self) -> str:
+        on = f" on {self.gpu}" if self.gpu else ""
+        return (f"measured {self.chosen_us:.1f} → {self.time_us:.1f} µs ({self.chosen_us / self.time_us:.2f}×) at the "
+                f"real launch{on}, outputs equal within tolerance")
+
+
+def tuned(root: str | None, path: str, kernel: str) -> list[Tuned]:
+    """What `tune` measured of this kernel's changes (validated; the latest line of a change wins)."""
+    lines, rel = proposal_lines(root, path)
+    out: dict[str, Tuned] = {}
+    for r in lines:
+        if r.get("source") != "tune" or r.get("path") != rel or r.get("kernel") != kernel:
+            continue
+        label, values = r.get("proposal"), r.get("set")
+        before, after = _num(r.get("chosen_us")), _num(r.get("time_us"))
+        if not isinstance(label, str) or len(label) > 1024 or not isinstance(values, dict) or before is None \
+                or after is None or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                                            for k, v in values.items()):
+            continue
+        code = r.get("finding") if isinstance(r.get("finding"), str) and len(r["finding"]) <= 16 else None
+        gpu = r.get("gpu") if isinstance(r.get("gpu"), str) and len(r["gpu"]) <= 64 else ""
+        change = r.get("change") if isinstance(r.get("change"), str) and len(r["change"]) <= 512 else ""
+        out[label] = Tuned(label, tuple(sorted(values.items())), code, str(r.get("verdict") or "")[:32], before,
+                           after, gpu, change)
+    return list(out.values())
+
+
+def tuned_change(root: str | None, path: str, kernel: str, change: dict[str, Any]) -> Tuned | None:
+    """The measurement of exactly this change (`{"num_warps": 8}`), when `tune` made one."""
+    want = tuple(sorted(change.items()))
+    return next((t for t in tuned(root, path, kernel) if t.values == want), None)
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e12 else None
+
+
+TUNED_CODE = "TUNE001"
+
+
+def tuned_finding(kr: KernelReport, root: str | None) -> Finding | None:
+    """TUNE001: what `tune` measured faster at the kernel's real launch that no other finding of it carries as a
+    fix — a change that went after no finding here, or one the fixes cannot write (configs built by code or read from
+    a data file). One finding a kernel, on its decorator, for the fastest; every one in its data."""
+    if not root:
+        return None
+    shown = {f.code for f in kr.findings}
+    writable = bool(kr.kernel.autotune_configs) or not kr.kernel.is_autotuned
+    rows = [t for t in tuned(root, kr.kernel.path, kr.name)
+            if t.faster and (t.finding is None or t.finding not in shown or not writable)]
+    if not rows:
+        return None
+    best = min(rows, key=lambda t: t.time_us / t.chosen_us)
+    k = kr.kernel
+    where = "" if writable else "; its configs are built by code: add it where they are made"
+    message = (f"measured faster at the real launch: {best.change or best.proposal}, {best.chosen_us:.1f} → "
+               f"{best.time_us:.1f} µs ({best.chosen_us / best.time_us:.2f}×{', ' + best.gpu if best.gpu else ''}), "
+               f"outputs equal{where}")
+    data = {"tuned": [{"proposal": t.proposal, "change": t.change, "before_us": t.chosen_us, "after_us": t.time_us,
+                       "gpu": t.gpu, "finding": t.finding} for t in sorted(rows, key=lambda t: t.time_us / t.chosen_us)],
+            "writable": writable, "merge_key": TUNED_CODE}
+    line = k.decorator_line if k.is_autotuned else k.def_line
+    return Finding(k.path, line, 1, line, 1, TUNED_CODE, "", message, kernel=k.name, data=data)
