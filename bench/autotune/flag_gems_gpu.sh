@@ -3,7 +3,7 @@
 # torch and triton are the machine's): capture FlagGems' own autotuning (tritonlens capture --time) at decode and
 # prefill shapes (bench/autotune/flag_gems_run.py), with the installed package as the workspace (paths in the
 # capture are then flag_gems/...), and time the configs tritonlens proposes for addmm's decode launch
-# (bench/autotune/time_proposals.py). Results under $RES. The CPU side (check with and without the tuning lines)
+# (tritonlens tune, at the real launch). Results under $RES. The CPU side (check with and without the tuning lines)
 # runs anywhere from the captures.
 set -u
 REPO=$PWD
@@ -24,9 +24,7 @@ timeout -k 10 "${CAPTURE_S:-170}" python3 -m tritonlens capture --time -- \
 echo "capture wall ${SECONDS} s" | tee -a "$RES/capture-log.txt"
 cp .tritonlens/captures.jsonl "$RES/captures.jsonl"
 echo "=== proposals timed"
-for one in ${PROPOSE:-flag_gems/ops/addmm.py:flag_gems.ops.addmm}; do
-  name=$(basename "${one%%:*}" .py)
-  timeout -k 5 "${PROPOSALS_S:-80}" python3 "$REPO/bench/autotune/time_proposals.py" "$SITE" "${one%%:*}" \
-    "${one##*:}" -o "$RES/proposals-$name.jsonl" 2>&1 | tee "$RES/proposals-$name-log.txt"
-done
+timeout -k 5 "${PROPOSALS_S:-240}" python3 -m tritonlens tune --no-capture --budget "${TUNE_S:-180}" -- \
+  python3 "$REPO/bench/autotune/flag_gems_run.py" $CASES 2>&1 | tee "$RES/tune-log.txt"
+cp .tritonlens/proposals.jsonl "$RES/proposals.jsonl" 2>/dev/null
 cd "$REPO"

@@ -17,7 +17,7 @@ from ..settings import Settings
 from ..source import split_lines
 
 CODE = "LAUNCH005"
-PROPOSALS = "proposals.jsonl"  # in .tritonlens/: bench/autotune/time_proposals.py appends to it
+PROPOSALS = "proposals.jsonl"  # in .tritonlens/: `tritonlens tune` appends what it measured at the real launch
 
 
 def _estimates(kr: KernelReport, summary: TuningSummary) -> list[str]:
