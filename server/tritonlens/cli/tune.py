@@ -21,7 +21,9 @@ from typing import Any
 
 DESCRIPTION = ("On a GPU: run a command, find changes to the launches that carry its GPU time (from the findings' "
                "causes), time each at the real launch with outputs compared, and record the faster ones as fixes.")
-DEFAULT_BUDGET_S = 600.0
+# The trial runs' default time: what the library's own autotuner spent in the captured run, plus this much (the
+# command's own start, imports and the candidates' compiles and timings).
+BUDGET_OVER_AUTOTUNER_S = 300.0
 DEFAULT_KERNELS = 4
 LAUNCHES_PER_KERNEL = 2  # distinct launches of a kernel each candidate is timed at
 
@@ -30,8 +32,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("tune", help="on a GPU: find and prove faster launches: tune -- python bench.py",
                        description=DESCRIPTION)
     p.add_argument("--workspace", metavar="DIR", help="workspace root (default: the current folder)")
-    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="S",
-                   help=f"seconds for the trial runs of the command (default {DEFAULT_BUDGET_S:.0f})")
+    p.add_argument("--budget", type=float, default=None, metavar="S",
+                   help=f"seconds for the trial runs of the command (default: the autotuner's own time in the "
+                        f"captured run + {BUDGET_OVER_AUTOTUNER_S:.0f} s)")
     p.add_argument("--kernels", type=int, default=DEFAULT_KERNELS, metavar="N",
                    help=f"tune the N launches (kernel and config) carrying the most GPU time (default "
                         f"{DEFAULT_KERNELS})")
@@ -79,7 +82,12 @@ def run(args: argparse.Namespace) -> int:
 
     scratch = tempfile.mkdtemp(prefix="tritonlens-tune-")
     env = child_env(os.path.join(scratch, "captures.jsonl"), root)
-    events = run_plan(cmd, root, targets, args.budget, env, log=_say)
+    budget = args.budget if args.budget is not None else \
+        BUDGET_OVER_AUTOTUNER_S + float(getattr(args, "autotuner_s", 0.0) or 0.0)
+    _say(f"   time budget {budget:.0f} s" + ("" if args.budget is not None else
+                                               " (the autotuner's own time in the captured run + "
+                                               f"{BUDGET_OVER_AUTOTUNER_S:.0f} s)"))
+    events = run_plan(cmd, root, targets, budget, env, log=_say)
     _say("4/4 recording what was measured")
     rows = record(root, targets, chosen, events)
     print(table(rows))
@@ -113,6 +121,7 @@ def plan_targets(root: str, args: argparse.Namespace) -> tuple[list[dict[str, An
     paths = [p for p in paths if os.path.isfile(p)]
     with Checker(Settings(target=args.target)) as checker:
         reports = [kr for fr in checker.check_files(paths) for kr in fr.kernels]
+        args.autotuner_s = sum(kr.tuning.bench_s or 0.0 for kr in reports if kr.tuning is not None)
         ranked = []  # every captured spec that carries time, of every kernel: a kernel tuned per launch key
         for kr in reports:
             ok = [cs for cs in kr.compiled if cs.spec.capture_id and cs.artifacts is not None and cs.artifacts.ok]
