@@ -1,5 +1,6 @@
-"""`tritonlens report`: one self-contained HTML page of what the compiler did — the source with its findings, the
-TTGIR/PTX/SASS (AMDGCN) of every spec in panes linked line by line to it, metrics, per-line cost bars and, for
+"""`tritonlens report`: one self-contained HTML page of what the compiler did. It opens on where the captured GPU
+time goes (kernels ranked by it, report/timeshare; each kernel's roofline drawn as SVG, report/roofline), then the
+source with its findings, the TTGIR/PTX/SASS (AMDGCN) of every spec in panes linked line by line to it, metrics, per-line cost bars and, for
 kernels with several specs, a config matrix.
 
 A presenter like `cli.py`: it reads `FileReport`s and writes text. The page needs no network: its script, style,
@@ -22,8 +23,10 @@ from typing import Any, Iterable, Sequence
 from .. import __version__
 from ..checks.registry import doc_link
 from ..ir.linemap import same_file
-from ..units import fmt_bytes
+from ..units import fmt_bytes, fmt_us
 from .tuning import tuning_table
+from . import roofline
+from .timeshare import KernelTime, kernel_time, ranked
 from .irviews import _PADDING, STAGE_TITLES, view_for
 from ..model import CompiledSpec, Finding, KernelReport, Spec
 from .kernel import _spec_values, config_labels
@@ -213,9 +216,12 @@ def _asset(name: str) -> str:
 
 
 class _Page:
-    def __init__(self, settings: Settings, base: str, baseline: dict[str, list[str]] | None) -> None:
+    def __init__(self, settings: Settings, base: str, baseline: dict[str, list[str]] | None,
+                 root: str | None = None) -> None:
         self.settings = settings
         self.base = base
+        self.root = root  # the workspace whose `.tritonlens/proposals.jsonl` holds what `tune` measured
+        self.times: dict[int, KernelTime] = {}  # by KernelReport identity
         self.baseline = baseline
         self.grammars, self.stage_scopes = load_grammars()
         self.blobs: list[str] = []
@@ -275,6 +281,7 @@ class _Page:
                        f'compiled' + (f', {c["trials"]} autotuner trial(s) left out' if c.get("trials") else "") +
                        (f'; launched values left out: {_e(", ".join(c["left_out"]))} (--all-captures compiles '
                         f'every one)' if c.get("left_out") else "") + "</p>")
+        out.append(self.time_block(kr, idx))
         if kr.tuning is not None:
             out.append(self.tuning(kr.tuning))
         spec_data = [self.spec_data(kr, cs, labels) for cs in kr.compiled]
@@ -315,6 +322,77 @@ class _Page:
                            "</table>")
         out.append(f'<script type="application/json" class="kernel-data">{_json_block(spec_data)}</script>')
         out.append("</section>")
+        return "\n".join(out)
+
+    # ------------------------------------------------------------ where the time goes
+    def time_block(self, kr: KernelReport, idx: int) -> str:
+        """A kernel's roofline (or DRAM bandwidth), the cost model's parts of its heaviest launch and the numbers."""
+        kt = self.times.get(id(kr))
+        if kt is None or not kt.launches:
+            return ""
+        drawings = (roofline.roofline_svg(kt, idx) + roofline.bandwidth_svg(kt, idx) +
+                    roofline.parts_svg(kt, idx))
+        share = f", {kt.share:.1%} of the captured GPU time" if kt.share is not None else ""
+        timed = (f"{fmt_us(kt.captured_us)} captured over {kt.count:,} launches{share}" if kt.timed else
+                 "no captured launch was timed: the estimate and the physical floor only")
+        return (f'<details class="time" open><summary>where the time goes — {_e(timed)}</summary>'
+                f'<div class="drawings">{drawings}</div>{roofline.numbers_table(kt)}</details>')
+
+    def ranking(self, reports: list) -> str:
+        """The page's first section: kernels ranked by captured GPU time."""
+        order = [kr for r in reports for kr in r.kernels]
+        ids = {id(kr): i for i, kr in enumerate(order, 1)}
+        self.times = {id(kr): kernel_time(kr, self.root, self.settings.gpu) for kr in order}
+        rows = ranked(list(self.times.values()))
+        by_time = {id(kt): ids[k] for k, kt in self.times.items()}
+        if not rows:
+            return ('<section id="time"><h1>where the time goes</h1><p class="note">no captured launch: '
+                    '<code>tritonlens capture --time -- CMD</code> records each launch with its GPU time; this '
+                    'section then ranks the kernels by it, with their rooflines</p></section>')
+        timed = any(kt.timed for kt in rows)
+        total = sum(kt.captured_us for kt in rows)
+        out = ['<section id="time"><h1>where the time goes</h1>']
+        if timed:
+            gpus = sorted({kt.gpu.short_name for kt in rows if kt.gpu is not None})
+            out.append(f'<p class="note">{_e(fmt_us(total))} of GPU time captured; floors and ceilings of '
+                       f'{_e(", ".join(gpus) or "the GPU")}</p>')
+        else:
+            out.append('<p class="note untimed">the captures hold no timings: <code>tritonlens capture --time -- CMD'
+                       '</code> times each launch on the GPU; the ranking, the distance from the floor and the '
+                       'measured points follow from it. Shown: the launches counted, the model\'s estimate and the '
+                       'physical floor</p>')
+        out.append('<table class="ranking"><thead><tr><th>#</th><th>kernel</th><th>launches</th><th>per launch</th>'
+                   '<th>captured</th><th>share</th><th>bound</th><th>× floor</th><th>worst finding</th>'
+                   '<th>best proven fix</th></tr></thead><tbody>')
+        for n, kt in enumerate(rows, 1):
+            idx = by_time[id(kt)]
+            top = kt.top
+            per = kt.per_launch_us
+            ratio = kt.floor_ratio
+            floor = top.floor_us if top is not None else None
+            w = kt.worst
+            fix = kt.best_fix
+            share = kt.share
+            out.append(
+                f'<tr class="rank-row" data-kernel="{_e(kt.kernel)}" data-path="{_e(self.rel(kt.path))}" '
+                f'data-captured-us="{kt.captured_us:.6g}" data-count="{kt.count}"'
+                + (f' data-share="{share:.6g}"' if share is not None else "")
+                + (f' data-floor-ratio="{ratio:.6g}"' if ratio is not None else "") +
+                f'><td class="num">{n}</td><td><a href="#k{idx}">{_e(kt.display)}</a> <span class="kpath">'
+                f'{_e(self.rel(kt.path))}</span></td><td class="num">{kt.count:,}</td>'
+                f'<td class="num">{_e(fmt_us(per)) if per is not None else "not timed"}</td>'
+                f'<td class="num">{_e(fmt_us(kt.captured_us)) if kt.timed else "–"}</td>'
+                f'<td class="num share">' + (f'{share:.1%}<span class="sbar" style="width:{round(60 * share)}px">'
+                                            f'</span>' if share is not None else "–") + '</td>'
+                f'<td>{_e(kt.bound)}</td><td class="num">'
+                + (f"{ratio:.2f}×" if ratio is not None else
+                   f"≥ {_e(fmt_us(floor))} floor" if floor else "–") + '</td><td>'
+                + (f'<span class="sev-{_e(w.severity)}">{_e(w.code)}</span> {_e(w.message.split(" — ")[0][:140])}'
+                   if w is not None else "none") + '</td><td>'
+                + (f'{_e(fix.change)}: {_e(fmt_us(fix.before_us))} → {_e(fmt_us(fix.after_us))} '
+                   f'({fix.speedup:.2f}×{" on " + _e(fix.gpu) if fix.gpu else ""})' if fix is not None else "–")
+                + "</td></tr>")
+        out.append("</tbody></table></section>")
         return "\n".join(out)
 
     def counts(self, findings: Iterable[Finding]) -> str:
@@ -436,6 +514,7 @@ class _Page:
         return "\n".join(out)
 
     def render(self, reports: list, title: str, sections: Sequence[str] = ()) -> str:
+        time = self.ranking(reports)
         files = [self.file(r) for r in reports]
         findings = [f for r in reports for f in r.all_findings()]
         toc = "".join(
@@ -458,7 +537,7 @@ class _Page:
             f'<header><h1>{_e(title)}</h1><p>tritonlens {_e(__version__)} · {self.n_kernels} kernel(s), '
             f'{self.n_specs} spec(s) · {self.counts(findings)} · click a source line to see the IR made from it; '
             f'click an IR line to see its source line</p><ol class="toc">{toc}</ol></header>',
-            "<main>", *files, *sections, rules, "</main>",
+            "<main>", time, *files, *sections, rules, "</main>",
             f'<script type="application/json" id="tl-grammars">{_json_block(self.grammars)}</script>',
             *self.blobs,
             f"<script>{script}</script>",
@@ -468,11 +547,16 @@ class _Page:
 
 def render_report(reports: list, settings: Settings | None = None, *, base: str | None = None,
                   title: str = "tritonlens report", baseline: dict[str, list[str]] | None = None,
-                  sections: Sequence[str] = ()) -> tuple[str, PageStats]:
+                  sections: Sequence[str] = (), root: str | None = None) -> tuple[str, PageStats]:
     """The HTML page for `reports` (pipeline `FileReport`s), and its numbers. `base` is the folder paths are shown
     relative to (the working directory). `baseline`: per `path::kernel`, lines saying what changed since the
-    baseline; None leaves that part out. `sections`: HTML made elsewhere (compare/html.py), after the kernels."""
-    page = _Page(settings or Settings(), base or os.getcwd(), baseline)
+    baseline; None leaves that part out. `sections`: HTML made elsewhere (compare/html.py), after the kernels.
+    `root`: the workspace whose proven fixes the ranking shows (default: the first report's)."""
+    if root is None and reports:
+        from ..pipeline import find_workspace_root
+
+        root = find_workspace_root(reports[0].path)
+    page = _Page(settings or Settings(), base or os.getcwd(), baseline, root)
     text = page.render(reports, title, sections)
     return text, PageStats(len(text.encode("utf-8")), page.n_kernels, page.n_specs, page.ir_bytes)
 
