@@ -440,7 +440,7 @@ class Checker:
         if measured is not None:
             kr.findings = sorted(kr.findings + decide([measured], self.settings), key=Finding.sort_key)
         weigh_proposals(kr, plan.root)  # what a GPU measured of the configs proposed (bench/autotune)
-        tuned = tuned_finding(kr, plan.root)  # what `tune` measured faster that no finding carries
+        tuned = tuned_finding(kr, plan.root, plan.text)  # what `tune` measured faster that no finding carries
         if tuned is not None:
             kr.findings = sorted(kr.findings + [tuned], key=Finding.sort_key)
         if plan.root:  # what `tritonlens bench` measured for the captured specs weighs the findings

@@ -9,7 +9,8 @@ Directions by cause:
 - spills (SASS001): more warps for the same tile, a shallower pipeline, a smaller tile;
 - idle SMs (LAUNCH002): smaller tiles (more programs), a split of the reduction where the kernel has one;
 - shared memory over the limit or low occupancy (RES001/RES002): a shallower pipeline, a smaller tile;
-- any launch that carries time: num_warps halved and doubled, num_stages one up and one down.
+- any launch that carries time: num_warps halved and doubled, num_stages one up and one down, then each tile
+  dimension halved and doubled.
 """
 from __future__ import annotations
 
@@ -132,4 +133,8 @@ def neighbours(constants: dict[str, Any], options: dict[str, Any], findings: lis
     for s in (stages + 1, stages - 1):
         if s in STAGES:
             add({}, {"num_stages": s}, f"num_stages {'one deeper' if s > stages else 'one shallower'}")
+    for t in tiles:  # the tile's own neighbours, one dimension at a time
+        for v, how in ((constants[t] // 2, "halved"), (constants[t] * 2, "doubled")):
+            if MIN_TILE <= v <= MAX_TILE or (_axis(t) == "" and 1 <= v <= 2 * constants[t]):
+                add({t: v}, {}, f"{t} {how}")
     return out[:limit]

@@ -233,21 +233,26 @@ def _num(v: Any) -> float | None:
 TUNED_CODE = "TUNE001"
 
 
-def tuned_finding(kr: KernelReport, root: str | None) -> Finding | None:
+def tuned_finding(kr: KernelReport, root: str | None, text: str | None = None) -> Finding | None:
     """TUNE001: what `tune` measured faster at the kernel's real launch that no other finding of it carries as a
-    fix — a change that went after no finding here, or one the fixes cannot write (configs built by code or read from
-    a data file). One finding a kernel, on its decorator, for the fastest; every one in its data."""
+    fix — a change that went after no finding here, or one the fixes cannot write (no literal autotune list: configs
+    built by code or read from a data file, launch values computed by the caller). One finding a kernel, on its
+    decorator, for the fastest; every one in its data."""
     if not root:
         return None
     shown = {f.code for f in kr.findings}
-    writable = bool(kr.kernel.autotune_configs) or not kr.kernel.is_autotuned
+    from ..frontend.config_spans import config_sources
+
+    # a literal list in the file: the fix adds the config to it
+    writable = bool(text is not None and kr.kernel.autotune_configs and
+                    config_sources(kr.kernel.path, text, kr.kernel.def_line))
     rows = [t for t in tuned(root, kr.kernel.path, kr.name)
             if t.faster and (t.finding is None or t.finding not in shown or not writable)]
     if not rows:
         return None
     best = min(rows, key=lambda t: t.time_us / t.chosen_us)
     k = kr.kernel
-    where = "" if writable else "; its configs are built by code: add it where they are made"
+    where = "" if writable else "; set it where the launch's values are made (no literal autotune list to add it to)"
     message = (f"measured faster at the real launch: {best.change or best.proposal}, {best.chosen_us:.1f} → "
                f"{best.time_us:.1f} µs ({best.chosen_us / best.time_us:.2f}×{', ' + best.gpu if best.gpu else ''}), "
                f"outputs equal{where}")
