@@ -87,3 +87,9 @@ def checkers():
     yield get
     for c in made.values():
         c.close()
+
+
+def evidence(f) -> str:
+    """A finding's one-line message and every line of its evidence (`Finding.details`: the rule's full account, the
+    spec, the cost, the verdict's reason) — what the hover and `check --verbose` show under the squiggle's line."""
+    return "\n".join([f.message, *f.details])

@@ -8,6 +8,7 @@ import pytest
 
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
+from conftest import evidence
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BAD = os.path.join(REPO, "examples", "bad")
@@ -55,8 +56,9 @@ def test_narrow_loads_and_stores_on_unaligned_length(checkers, target):
     assert first.severity == "warning"
     assert first.data["cause"] == "mask" and first.data["params"] == ["n_elements"]
     assert first.data["widths"] == {"32": 8}
-    assert "vectorization fell 4 → 1" in first.message and "n_elements" in first.message
-    assert "n_elements=i32" in first.message and target in first.message
+    assert "vectorization fell 4 → 1" in evidence(first) and "n_elements" in first.message
+    assert first.message.startswith("32-bit loads, not 128-bit") and len(first.message) <= 120
+    assert "n_elements=i32" in first.config and target in first.config and first.config in evidence(first)
     assert first.related and first.related[0].message.startswith("ld.global.b32")
     assert stores[0].column == 5 and stores[0].data["cause"] == "mask"
 
@@ -119,7 +121,7 @@ def test_convert_layout_in_loop(checkers, tmp_path, target):
     assert lines(storm) == {18}
     s = storm[0]
     assert s.severity == "warning" and s.data["in_loop"] and s.data["shared"]
-    assert "through shared memory" in s.message and "bar.sync" in s.message
+    assert "through shared memory" in s.message and "bar.sync" in evidence(s)
     fixed = variant(tmp_path, "nostorm.py", "transpose_storm.py", ("        acc += tl.trans(x)\n", ""))
     assert not findings(c, fixed, "TTGIR001")
 
@@ -139,12 +141,12 @@ def test_register_spill(checkers, tmp_path):
     total = by_line[10]
     assert total.severity == "warning"
     assert total.data["spill_stores"] > 0 and total.data["registers"] == 255
-    assert re.search(r"\d+ B spill stores", total.message)
+    assert re.search(r"\d+ B spill stores", evidence(total)) and re.match(r"spills \d+ B a thread", total.message)
     # one finding per cause: the lines whose SASS holds STL/LDL are its related places, not findings of their own
     assert list(by_line) == [10]
     spill_lines = {r.line: r.message for r in total.related if r.path == total.path}
     assert 20 in spill_lines and spill_lines[20].startswith("spill code from this line: 44 STL")
-    assert "inside a loop" in total.message and 20 in total.data["in_loop"]
+    assert "inside a loop" in evidence(total) and "in loops (lines 20" in total.message and 20 in total.data["in_loop"]
     fixed = variant(tmp_path, "nospill.py", "matmul_spill.py", ("num_warps=4", "num_warps=8"))
     assert not findings(c, fixed, "SASS001")
 
@@ -186,8 +188,9 @@ def test_shared_memory_over_limit_under_assumed_pointer_types_is_an_info_naming_
     (f,) = findings(c, assumed, "RES001")
     assert f.severity == "info" and f.data["assumed"] == ["a_ptr", "b_ptr", "c_ptr"]
     assert f.data["decided_by"] == "evidence"
-    assert "compiled with a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32 assumed" in f.message
-    assert "a hint or a capture makes this certain" in f.message
+    verdict = next(d for d in f.details if d.startswith("verdict: "))  # the verdict's reason, one step away
+    assert "compiled with a_ptr=*fp32, b_ptr=*fp32, c_ptr=*fp32 assumed" in verdict
+    assert "a hint or a capture makes this certain" in verdict
 
 
 def test_low_occupancy_from_shared_memory(checkers, tmp_path):
@@ -251,7 +254,7 @@ def test_a_gather_is_narrow_by_nature_an_info_not_a_warning(checkers, tmp_path):
     found = findings(checkers("cuda:90"), str(path), "PTX001")
     by_line = {f.line: f for f in found}
     assert by_line[10].severity == "info" and by_line[10].data["cause"] == "gather"
-    assert "values loaded on line 9" in by_line[10].message
+    assert "values loaded on line 9" in evidence(by_line[10])
     assert by_line[9].severity == "warning" and by_line[9].data["cause"] == "mask"
 
 

@@ -18,6 +18,36 @@ STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
 
 
 # ---------------------------------------------------------------- targets
+MESSAGE_AIM, MESSAGE_MAX = 120, 200  # a finding's message is one line: aimed at 120 characters, never over 200
+
+
+def one_line(text: str, aim: int = MESSAGE_AIM) -> str:
+    """The head of a long account for a finding's one-line message: the first clause (up to " — ", "; " or the end of
+    a sentence) that says something on its own, cut at a word only when no clause fits `MESSAGE_MAX`. The whole text
+    stays in the finding's details; this is the squiggle's line, not the evidence."""
+    text = " ".join(text.split())
+    if len(text) <= aim:
+        return text
+    heads = set()
+    for sep in (". ", " — ", "; ", ": ", ", ", " ("):
+        at = text.find(sep, 30)
+        while at != -1 and at <= MESSAGE_MAX:
+            heads.add(text[:at].rstrip(" .;:,—"))
+            at = text.find(sep, at + 1)
+    fits = [h for h in heads if 40 <= len(h) <= aim]
+    if fits:
+        return max(fits, key=len)
+    over = [h for h in heads if len(h) <= MESSAGE_MAX]
+    if over:
+        return min(over, key=len)
+    return text[:aim].rsplit(" ", 1)[0].rstrip(" .;:,—") + " …"
+
+
+def compiled_under(describe: str) -> str:
+    """The detail line naming the spec a finding was compiled under."""
+    return f"compiled under [{describe}]"
+
+
 def backend_of(target: str) -> str:
     """The backend of a target the run already made canonical (`Target.parse` where it started: "cuda:90", "hip:gfx942")
     — read off, not parsed again on the way."""
@@ -471,10 +501,45 @@ class Finding:
     target: str | None = None
     related: list[Related] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)  # machine-readable evidence, for fixes and merging
+    # The evidence behind the one-line `message`, a line each: the rule's full account (numbers, lines, remedy), the
+    # spec it was compiled under, its cost, the specs it holds in, the verdict's reason. Shown by the hover,
+    # `check --verbose`, SARIF's markdown; never folded back into `message`.
+    details: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # A long message from a site that gave no short form (nor any details) keeps its whole text as the first
+        # detail line, and its head as the message.
+        if not self.details and (len(self.message) > MESSAGE_AIM or "\n" in self.message):
+            self.details = [self.message, *self.details]
+            self.message = one_line(self.message)
+
+    def add_detail(self, line: str, *, replacing: str = "") -> None:
+        """Add one line of evidence (in place of the line `replacing` starts with, when there is one)."""
+        if replacing:
+            self.details = [d for d in self.details if not d.startswith(replacing)]
+        if line and line not in self.details:
+            self.details.append(line)
+
+    # data keys that name lines of the finding's own file (the masked accesses, the mask, the allocations...)
+    _LINE_KEYS = (("accesses", "masked access"), ("mask_lines", "same mask"), ("mask_line", "the mask"),
+                  ("allocs", "shared-memory allocation"), ("in_loop", "spill code inside a loop"))
+
+    def named_lines(self) -> list[Related]:
+        """Every place the finding names: its related places, then each line of its own file its evidence names
+        that none of them is on (for LSP's relatedInformation and SARIF's relatedLocations)."""
+        out = list(self.related)
+        seen = {(r.path, r.line) for r in out}
+        for key, what in self._LINE_KEYS:
+            value = self.data.get(key)
+            for line in value if isinstance(value, list) else [value]:
+                if isinstance(line, int) and not isinstance(line, bool) and line > 0 and (self.path, line) not in seen:
+                    seen.add((self.path, line))
+                    out.append(Related(path=self.path, line=line, message=f"{what} (line {line})"))
+        return out
 
     def to_json(self) -> dict[str, Any]:
         keys = ("path", "line", "column", "end_line", "end_column", "code", "severity", "message", "kernel",
-                "config", "target")
+                "config", "target", "details")
         out = {k: getattr(self, k) for k in keys}
         if "est_gain_us" in self.data:
             # what the cause costs in the captured launches (checks/costmodel): estimated, or scaled to measured times

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..ir.linemap import same_file
-from ..model import Finding, Related
+from ..model import Finding, Related, compiled_under, one_line
 from ..source import parse_module, split_lines
 
 # ---------------------------------------------------------------- source text
@@ -233,12 +233,14 @@ def related(ctx, stage: str, ir_line: int, message: str) -> Related:
 
 
 def finding(ctx, span: Span, code: str, message: str, *, severity: str = "", data: dict | None = None,
-            related_info: list[Related] | None = None) -> Finding:
-    """A finding on `span`; the spec the kernel was compiled under is appended to the message."""
+            related_info: list[Related] | None = None, short: str = "") -> Finding:
+    """A finding on `span`: `short` (or the head of `message`) is its one-line message; the rule's full account
+    `message` and the spec the kernel was compiled under are its first details."""
+    head = short or one_line(message)
     return Finding(path=ctx.path, line=span.line, column=span.column, end_line=span.end_line,
-                   end_column=span.end_column, code=code, severity=severity,
-                   message=f"{message} [{ctx.spec.describe()}]", related=related_info or [], data=data or {})
-
+                   end_column=span.end_column, code=code, severity=severity, message=head,
+                   config=ctx.spec.describe(), related=related_info or [], data=data or {},
+                   details=[*([message] if message != head else []), compiled_under(ctx.spec.describe())])
 
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")

@@ -261,4 +261,7 @@ def uncoalesced_access(ctx):
         data = {"stride": acc.stride, "sectors": acc.sectors, "useful": acc.useful, "inflation": round(acc.inflation, 2),
                 "dram_inflation": round(acc.dram_inflation, 2), "reuse": acc.reuse, "wavefronts": acc.lines,
                 "pointer": acc.pointer, "threads": threads(ctx), "merge_key": f"LAUNCH003:{acc.stride}"}
-        yield finding(ctx, Span(acc.line, acc.col, acc.end_line, acc.end_col), "LAUNCH003", message, data=data)
+        short = (f"uncoalesced {what}: lanes {acc.stride * acc.elem_bytes:,} B apart, {acc.sectors} sectors for "
+                 f"{acc.useful} B used" + (f" ({wasted:.0%} wasted)" if acc.reuse <= 1 else " (L1 reuses the rest)"))
+        yield finding(ctx, Span(acc.line, acc.col, acc.end_line, acc.end_col), "LAUNCH003", message, data=data,
+                      short=short)

@@ -418,7 +418,8 @@ def _lane_finding(ctx, masks: list[_Mask], worst: _Idle, weight: _Weight, thresh
             "useful": worst.useful, "kind": first.lanes.kind, **weight.data(),
             "accesses": accesses, "mask_lines": mask_lines, "threshold": threshold,
             "merge_key": f"LAUNCH001:{worst.bound}/{worst.lanes}"}
-    return finding(ctx, span, "LAUNCH001", message, severity=weight.severity("warning"), data=data)
+    short = f"{pct} of the lanes idle at {bound_text} = {worst.bound} ({block_text} = {worst.block})"
+    return finding(ctx, span, "LAUNCH001", message, severity=weight.severity("warning"), data=data, short=short)
 
 
 # ---------------------------------------------------------------- LAUNCH002
@@ -484,12 +485,15 @@ def grid_underfill(ctx):
                 f"({1 - worst.fill:.0%}); {capacity} programs fit at once ({per_sm})")
         fix = ("more programs: split each program's work (a smaller block, fewer rows per program) or a grid of at "
                f"least {n_sms}")
+        short = f"{plural(worst.programs, 'program')} on {n_sms} {unit}s: {idle} {unit}s idle ({1 - worst.fill:.0%})"
     else:
         nth = _ORDINAL.get(worst.waves, f"{worst.waves}th")
         head = (f"{worst.programs} programs, {capacity} resident at a time on {where} ({per_sm}): a {nth} wave "
                 f"{worst.last:.0%} full — {1 - worst.fill:.0%} of the program slots over {worst.waves} waves idle")
         fix = (f"a grid that is a multiple of {capacity}, a block size that changes the count, or a persistent kernel "
                f"that loops over the work with {capacity} programs")
+        short = (f"{worst.programs} programs in {worst.waves} waves of {capacity}: the last {worst.last:.0%} full, "
+                 f"{1 - worst.fill:.0%} of the slots idle")
     message = f"{head}, {weight.text()} — {fix}"
     data = {"programs": worst.programs, "sms": n_sms, "resident": resident, "capacity": capacity,
             "waves": worst.waves, "fill": round(worst.fill, 4), "last_wave": round(worst.last, 4),
@@ -497,7 +501,7 @@ def grid_underfill(ctx):
             "merge_key": f"LAUNCH002:{worst.programs}/{capacity}"}
     if worst.waves == 1:  # the advice, for checks/tuning to hold against what the autotuner measured
         data["advises"] = ["more_programs"]
-    yield finding(ctx, def_span(ctx), "LAUNCH002", message, severity=weight.severity("info"), data=data)
+    yield finding(ctx, def_span(ctx), "LAUNCH002", message, severity=weight.severity("info"), data=data, short=short)
 
 
 # ---------------------------------------------------------------- LAUNCH004
@@ -595,4 +599,5 @@ def _tile_finding(ctx, mask: _Mask, op, rows: int, cols: int, axis: int, block: 
             **weight.data(), "merge_key": f"LAUNCH004:{name}:{valid}/{block}"}
     if fit < block:
         data["advises"] = [f"smaller:{name}:{fit}", f"smaller:{name}"]
-    return finding(ctx, span, "LAUNCH004", message, data=data)  # rare launches: data["rare"], for the verdict
+    short = f"tile {what} {idle:.0%} idle at {bound_text} = {valid} ({name} = {block})"
+    return finding(ctx, span, "LAUNCH004", message, data=data, short=short)  # rare launches: data["rare"], for the verdict

@@ -7,6 +7,7 @@ from collections import Counter
 
 from .registry import rule
 from ._common import anchor, finding, in_kernel_file, related, source_index, tensor_shape_dtype
+from ..model import one_line
 from .facts import Access, contiguous, lane_terms, tensor_accesses
 
 _FULL_BITS = 128
@@ -299,9 +300,17 @@ def _narrow(ctx, store: bool, code: str):
                 "vec": remark.get("vec") if remark else None,
                 "origin_vec": remark.get("origin_vec") if remark else None,
                 "merge_key": f"{code}:{cause}:{','.join(params)}"}
+        short = f"{main_bits}-bit {verb}, not 128-bit: {_SHORT_CAUSE.get(cause, cause)}" + \
+            (f" ({_join(params)})" if params else "")
         # A gather is narrow by nature: said (info), not alarmed.
         yield finding(ctx, span, code, message, data=data, related_info=rel,
-                      severity="info" if cause == "gather" else "")
+                      severity="info" if cause == "gather" else "", short=one_line(short))
+
+
+# The cause of a narrow access in a few words (the rule's full account says why, and what to change).
+_SHORT_CAUSE = {"mask": "mask not known aligned", "shared-layout": "the shared-memory layout splits the runs",
+                "gather": "a gather (indexed addresses)", "stride": "addresses not contiguous per thread",
+                "pointer": "pointer not known aligned", "contiguity": "addresses not known contiguous"}
 
 
 @rule("PTX001", "narrow-global-load", "warning", cost_cause="narrow", fixes=("memory", "tail"))

@@ -11,7 +11,7 @@ from ..device.limits import Limits, limits_for, target_limits
 from ..model import Related
 from ._common import def_span, finding, in_kernel_file, related
 from .facts import MAX_BLOCK_THREADS, whole_row
-from ..units import fmt_us
+from ..units import fmt_bytes, fmt_us
 
 # ---------------------------------------------------------------- per-target limits
 
@@ -118,7 +118,12 @@ def register_spill(ctx):
     small = spilled < SMALL_SPILL_BYTES or (spilled <= LOOP_FREE_SPILL_BYTES and not looped)
     severity = "info" if small else ""
     data["small"] = small
-    yield finding(ctx, def_span(ctx), "SASS001", message, severity=severity, data=data, related_info=rel[:24])
+    where_short = (f" in the loop at line {looped[0]}" if len(looped) == 1 else f" in loops (lines {looped[0]}–{looped[-1]})"
+                   if looped else "")
+    short = (f"spills {fmt_bytes(res.spill_stores)} a thread ({fmt_bytes(res.spill_loads)} reloaded){where_short}, "
+             f"{regs if regs is not None else '?'} registers")
+    yield finding(ctx, def_span(ctx), "SASS001", message, severity=severity, data=data, related_info=rel[:24],
+                  short=short)
 
 
 def say_rewrite(findings: list) -> None:
@@ -142,6 +147,7 @@ def say_rewrite(findings: list) -> None:
             "Loop over the row in chunks of a few thousand columns instead: two passes (the max and the sum of exp "
             "over the chunks, then normalize chunk by chunk) or one online pass (a running max, and a running sum "
             f"rescaled by exp(old max - new max), as online softmax / logsumexp); {saves}")
+        f.add_detail(f"rewrite: {f.data['rewrite']}", replacing="rewrite: ")
         if not any(r.line == row["line"] and r.message.startswith("one program holds") for r in f.related):
             f.related = [Related(path=f.path, line=int(row["line"]), message=f.data["rewrite"]), *f.related]
 
@@ -191,7 +197,9 @@ def shared_over_limit(ctx):
             "gpu": ctx.gpu.key,
             "num_stages": stages,
             "allocs": [op.loc.line for op in allocs], "merge_key": "RES001"}
-    yield finding(ctx, def_span(ctx), "RES001", message, data=data, related_info=rel)
+    short = (f"needs {fmt_bytes(shared)} of shared memory a block, {lim.name} allows "
+             f"{fmt_bytes(lim.shared_per_block)}: the launch fails")
+    yield finding(ctx, def_span(ctx), "RES001", message, data=data, related_info=rel, short=short)
 
 
 def _loop_stages(ctx) -> list[tuple[int, str]]:
@@ -235,4 +243,6 @@ def low_occupancy(ctx):
                f"of the {lim.name} ({occ['occupancy']:.0%}): "
                f"{occ['limiter']} allow {occ['blocks']} block(s) of {occ['num_warps']} warps — {why}")
     data = {**occ, "merge_key": f"RES002:{occ['limiter']}"}
-    yield finding(ctx, def_span(ctx), "RES002", message, data=data)
+    short = (f"occupancy {occ['occupancy']:.0%} ({occ['warps']} of {occ['max_warps']} "
+             f"{'wavefronts' if hip else 'warps'} per {sm}), capped by {occ['limiter']}")
+    yield finding(ctx, def_span(ctx), "RES002", message, data=data, short=short)

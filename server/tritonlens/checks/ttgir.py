@@ -6,6 +6,7 @@ from collections import Counter
 
 from .registry import rule
 from ._common import anchor, cuda_arch, finding, in_kernel_file, related, tensor_shape_dtype
+from ..model import one_line
 
 _DOT_OPS = ("tt.dot", "ttng.warp_group_dot", "tt.dot_scaled", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
 _WORK_OPS = set(_DOT_OPS) | {"tt.load", "tt.descriptor_load", "ttg.async_copy_global_to_local",
@@ -105,7 +106,10 @@ def convert_layout_storm(ctx):
                 "conversions": [{"from": a, "to": b, "n": n} for (a, b), n in pairs.items()],
                 "kinds": [f"{a}->{b}" for a, b in kinds], "machine": dict(mem),
                 "merge_key": f"TTGIR001:{count}:{in_loop}:{shared}"}
-        yield finding(ctx, span, "TTGIR001", message, severity=severity, data=data, related_info=rel)
+        short = (f"{count} {noun} {where}" + (" through shared memory" if shared else " in registers")
+                 + f" ({total} in the kernel)")
+        yield finding(ctx, span, "TTGIR001", message, severity=severity, data=data, related_info=rel,
+                      short=one_line(short))
 
 
 # ---------------------------------------------------------------- TTGIR002
@@ -175,7 +179,8 @@ def dot_off_tensor_cores(ctx):
                        f"line) — {why}")
             data = {"cause": cause, "lowering": "fma", "m": m, "n": n, "k": k, "a": a_t, "b": b_t, "acc": acc_t,
                     "fma": fma, "mma": mma, "merge_key": f"TTGIR002:fma:{cause}"}
-            yield finding(ctx, span, "TTGIR002", message, data=data, related_info=rel)
+            yield finding(ctx, span, "TTGIR002", message, data=data, related_info=rel,
+                          short=f"tl.dot {shape_text} runs on FMA units, not tensor cores ({fma} fma, {mma} mma)")
             continue
         if arch is not None and 90 <= arch < 100 and op.name == "tt.dot" and kind == "mma":
             version = _mma_version(layout_text)
@@ -188,7 +193,8 @@ def dot_off_tensor_cores(ctx):
                        f"fits wgmma ({'; '.join(reasons)}); {mma} mma instructions on this line")
             data = {"cause": "no-wgmma", "lowering": f"mma_v{version or 2}", "m": m, "n": n, "k": k, "a": a_t,
                     "b": b_t, "acc": acc_t, "mma": mma, "merge_key": "TTGIR002:no-wgmma"}
-            yield finding(ctx, span, "TTGIR002", message, data=data, related_info=rel)
+            yield finding(ctx, span, "TTGIR002", message, data=data, related_info=rel,
+                          short=f"tl.dot {shape_text} uses mma.sync (MMA v{version or 2}), not wgmma, on sm_{arch}")
 
 
 def _fma_cause(op, shapes) -> tuple[str, str]:

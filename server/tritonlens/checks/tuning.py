@@ -359,14 +359,14 @@ def judge_proposals(findings: list, timings: dict[frozenset, ProposalTiming]) ->
         faster = [t for t in there if t.faster]
         if faster:
             best = min(faster, key=lambda t: t.time_us)
-            f.message += f"; proposed {best.proposal}: {best.text()}"
+            f.add_detail(f"proposed {best.proposal}: {best.text()}")
             f.data["proposal_measured"] = {"outcome": "faster", "proposal": best.proposal, "time_us": best.time_us,
                                            "chosen_us": best.chosen_us}
             continue
         best = min(there, key=lambda t: t.time_us)
         n = "the one config" if len(there) == 1 else f"all {len(there)} configs"
-        f.message += (f"; {n} proposed with {name} ≤ {upto} measured no faster on the captured launch — best "
-                      f"{best.time_us:.1f} µs ({best.proposal}) vs {best.chosen_us:.1f} µs chosen")
+        f.add_detail(f"{n} proposed with {name} ≤ {upto} measured no faster on the captured launch — best "
+                     f"{best.time_us:.1f} µs ({best.proposal}) vs {best.chosen_us:.1f} µs chosen")
         f.data["proposal_measured"] = {"outcome": "slower", "proposal": best.proposal, "time_us": best.time_us,
                                        "chosen_us": best.chosen_us}
         from .verdict import limit
@@ -634,8 +634,8 @@ def waiting_configs(ctx, tuning: KeyTuning, direction: str) -> list[MeasuredConf
 
 def judge(ctx, findings: list) -> None:
     """Attach to each finding that advises a config change (`data["advises"]`) what the autotuner measured that way
-    for the spec's key, like for like (a MeasuredAdvice in `data["measured_advice"]`), and say it in the message —
-    except when only unlike trials went that way: then the data says so and the message is the rule's. Configs
+    for the spec's key, like for like (a MeasuredAdvice in `data["measured_advice"]`), and say it in the details —
+    except when only unlike trials went that way: then the data says so and the details are the rule's. Configs
     proposed for the finding (`data["candidates"]`: labels) count as like for like. No severity is set here: the
     verdict reads the evidence. A finding whose advice none of the measured configs took, but that a config of the
     autotune list the capture never timed does take (a proposal applied since), is dropped: the advice is done, and
@@ -661,13 +661,13 @@ def judge(ctx, findings: list) -> None:
             continue
         f.data[MeasuredAdvice.FIELD] = evidence.to_data()
         if evidence.outcome != "none alike":  # unlike trials say nothing of the advice: the data says why
-            f.message = f"{f.message}; {evidence.text()}"
-        if evidence.contradicts:  # a ceiling for the verdict (checks/verdict), said in the message already
+            f.add_detail(f"autotuner: {evidence.text()}")
+        if evidence.contradicts:  # a ceiling for the verdict (checks/verdict), said in the details already
             from .verdict import limit
 
             limit(f, "info", "the autotuner measured the advised direction slower", "measured", said=True)
         broader = next((v for v in verdicts[1:] if v.judged), None)
         if not evidence.judged and broader is not None:
-            f.message += f"; {broader.text()}"
+            f.add_detail(f"autotuner: {broader.text()}")
     for f in done:
         findings.remove(f)

@@ -153,21 +153,28 @@ def explicit_severity(settings: Any, code: str) -> str | None:
     return rules.get(code) or rules.get(code.rstrip("0123456789")) or None
 
 
+VERDICT = "verdict: "
+
+
+def verdict_line(note: str) -> str:
+    """The detail line that gives the verdict's reason (" — an info: …" → "verdict: an info: …"); "" for none."""
+    note = note.strip().lstrip("—").strip()
+    if note.startswith("[") and note.endswith("]") or note.startswith("(") and note.endswith(")"):
+        note = note[1:-1]
+    return f"{VERDICT}{note}" if note else ""
+
+
 def decide(findings: Iterable[Finding], settings: Any) -> list[Finding]:
-    """Apply the verdict to each finding: its severity, and the message saying which step decided (replacing what an
-    earlier verdict on the same finding said). Findings of codes the user turned off are dropped."""
+    """Apply the verdict to each finding: its severity, and a detail line saying why (replacing what an earlier
+    verdict on the same finding said). Findings of codes the user turned off are dropped."""
     out = []
     for f in findings:
         f.data.setdefault("proposed", f.severity or (RULES[f.code].severity if f.code in RULES else "info"))
         v = outcome(f, settings)
         if v.severity is None:
             continue
-        old = f.data.get("verdict_note", "")
-        if old and old in f.message:
-            f.message = f.message.replace(old, "", 1)
         f.severity = v.severity
-        if v.note:
-            f.message += v.note
+        f.add_detail(verdict_line(v.note), replacing=VERDICT)  # replacing what an earlier verdict said
         f.data["verdict_note"] = v.note
         f.data["decided_by"] = v.step
         out.append(f)

@@ -7,7 +7,7 @@ import os
 import sys
 
 from ..frontend.untrusted import printable
-from ..model import BROKEN_HERE, SEVERITY_RANK, Finding
+from ..model import BROKEN_HERE, SEVERITY_RANK, Finding, compiled_under
 from ..units import fmt_bytes
 from .baseline import baseline_root, load_baseline, rel_to
 from ..source import python_files
@@ -22,6 +22,9 @@ def add_parser(sub) -> None:
     c.add_argument("--select", help="comma-separated codes or prefixes to report (e.g. PTX,SASS001)")
     c.add_argument("--storm-threshold", type=int, default=3)
     c.add_argument("--quiet", "-q", action="store_true", help="text format: findings only, no compile summary")
+    c.add_argument("--verbose", "--show-evidence", "-v", action="store_true", dest="verbose",
+                   help="text format: under each finding's line, its evidence (the full account, the spec, the cost, "
+                        "the verdict's reason)")
     c.add_argument("--baseline", metavar="FILE",
                    help="report what is new since this baseline (BASE001); findings it already has do not fail")
     c.add_argument("--fix", action="store_true",
@@ -70,7 +73,7 @@ def run(args) -> int:
             if base is not None:
                 _gate(report, base, args.baseline, settings)
             if args.format == "text":
-                _print_text(report, select, quiet=args.quiet)
+                _print_text(report, select, quiet=args.quiet, verbose=args.verbose)
                 if report.auto is not None and report.auto.outcome != "none" and not args.quiet:
                     print(f"  {rel(report.path)}: {report.auto.summary(report.path)}")
     for msg in _unused_captures(files, reports, args.captures):
@@ -215,9 +218,10 @@ def keep(f: Finding, select: set[str] | None) -> bool:
     return not select or any(f.code == s or f.code.startswith(s) for s in select)
 
 
-def _print_text(report, select, quiet: bool) -> None:
-    """Findings as `path:line:col: CODE [severity] message`, grouped by kernel under one line that names the spec(s)
-    they were compiled under — the spec is said once, not at the end of every finding."""
+def _print_text(report, select, quiet: bool, verbose: bool = False) -> None:
+    """Findings as `path:line:col: CODE [severity] message`, one line each, grouped by kernel under one line that
+    names the spec(s) they were compiled under — the spec is said once, not at the end of every finding. `verbose`:
+    each finding's evidence under it (its details; the spec only where it differs from the kernel's line)."""
     kept = [f for f in report.all_findings() if keep(f, select)]
     by_kernel: dict[str | None, list] = {}
     for f in kept:
@@ -231,14 +235,14 @@ def _print_text(report, select, quiet: bool) -> None:
                 f"{len(specs)} specs ({'; '.join(cs.spec.label or cs.spec.describe() for cs in kr.compiled[:3])}" \
                 f"{'; …' if len(specs) > 3 else ''})"
             print(f"{rel(report.path)}::{printable(kr.kernel.display_name)} {shown}{_captures_note(kr)}")
+        said = {compiled_under(d) for d in set(specs)} if len(set(specs)) == 1 else set()
         for f in found:
-            message = f.message
-            for d in set(specs):
-                message = message.replace(f" [{d}]", "")
             seen = " (in the baseline)" if f.data.get("baseline_state") == "unchanged" else ""
-            print(f"{rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {message}{seen}")
-            if isinstance(f.data.get("rewrite"), str):  # what no knob does: said once, under the finding
-                print(f"  rewrite: {printable(f.data['rewrite'])}")
+            print(f"{rel(f.path)}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message}{seen}")
+            if verbose:
+                for d in f.details:
+                    if d not in said:
+                        print(f"    {printable(d)}")
     if quiet:
         return
     from ..report.cost import spec_cost

@@ -24,6 +24,7 @@ MAX_MESSAGE = 256 << 20  # a 1-warp 8192-element kernel's PTX is 2.4 MB; a hundr
 _DEPTH = 64  # nesting of any JSON value a worker sends (metadata, finding data)
 MAX_TEXT = 64 << 10  # characters of one message (an error, a finding); longer ones are cut, and say so
 MAX_NAME = 4 << 10  # characters of a name, a path, a key
+MAX_DETAILS = 64  # lines of a finding's evidence
 _CODE = re.compile(r"[A-Z]{2,12}[0-9]{3}")
 _SEVERITIES = ("error", "warning", "info", "hint")
 # metrics the presenters show as numbers (report/html.py, lsp/hover.py, the baseline)
@@ -202,4 +203,9 @@ def _finding(value: Any) -> Finding:
         raise ValueError("a finding's name or path is too long")
     related = [Related(_need(r, "path", str), _need(r, "line", int), bounded(_need(r, "message", str)))
                for r in _need(value, "related", list)]
-    return Finding(**ints, **texts, **optional, related=related, data=_data(_need(value, "data", dict), "data"))
+    details = _need(value, "details", list, optional=True) or []
+    if len(details) > MAX_DETAILS or not all(isinstance(d, str) for d in details):
+        raise ValueError("malformed finding details")
+    details = [bounded(d) for d in details]
+    return Finding(**ints, **texts, **optional, related=related, details=details,
+                   data=_data(_need(value, "data", dict), "data"))

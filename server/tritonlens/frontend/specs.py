@@ -20,7 +20,7 @@ from ..device import config_eval
 from .hints import OPTION_NAMES, HintValue, parse_value
 from .launches import Choices, LaunchSite, Typed
 from ..launch_values import same, unrecorded_type
-from ..model import Finding, KernelInfo, Param, Spec, backend_of, clean_launch, merge_launch_records
+from ..model import Finding, KernelInfo, Param, Spec, backend_of, clean_launch, merge_launch_records, one_line
 
 TRITON_DEFAULT_OPTIONS = {"cuda": {"num_warps": 4, "num_stages": 3}, "hip": {"num_warps": 4, "num_stages": 2}}
 ASSUMED = "assumed (torch launch)"
@@ -563,8 +563,10 @@ def _missing_findings(kernel: KernelInfo, specs: list[Spec], launches: list[_Dra
         msg = (f"not compiled: {len(names)} values have no source — {listed}. Add a hint "
                f"`# tritonlens: {hint}` above the decorators, or record real launches with "
                f"`tritonlens capture -- CMD`")
-    return [Finding(kernel.path, first.line, first.col, first.line, first.end_col, "SRC002", "info", msg,
-                    kernel=kernel.name, data={"param": names[0], "params": names,
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    short = one_line(f"not compiled: no value for {shown} — add a hint or capture a launch")
+    return [Finding(kernel.path, first.line, first.col, first.line, first.end_col, "SRC002", "info", short,
+                    details=[msg], kernel=kernel.name, data={"param": names[0], "params": names,
                                               "candidates": candidates[names[0]],
                                               "candidates_by_param": candidates})]
 

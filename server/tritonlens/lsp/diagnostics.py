@@ -57,7 +57,7 @@ def to_diagnostic(f: Finding, lines: list[str] | None = None) -> types.Diagnosti
                                     range=types.Range(types.Position(max(r.line - 1, 0), 0),
                                                       types.Position(max(r.line - 1, 0), 0))),
             message=r.message)
-        for r in f.related
+        for r in f.named_lines()
     ]
     return types.Diagnostic(
         range=finding_range(f, lines),

@@ -133,9 +133,9 @@ def _spec_time(rec: dict[str, Any]) -> float:
 
 def weigh(kr: Any, measured: dict[str, dict[str, Any]], file_total_us: float) -> None:
     """Record on each finding of a kernel report the measured time of the captured specs it holds in and their share
-    of the file's measured GPU time: in `data` ("measured_us", "share", "measured_every") and at the end of its
-    message. The severity that follows is the verdict's (checks/verdict.py: a cost finding whose specs were all
-    measured at a sliver of the file's time is an info). Findings of specs nothing measured are left as they are."""
+    of the file's measured GPU time: in `data` ("measured_us", "share", "measured_every"), at the end of its
+    message, and as a detail line with the share. The severity that follows is the verdict's (checks/verdict.py: a
+    cost finding whose specs were all measured at a sliver of the file's time is an info). Findings of specs nothing measured are left as they are."""
     if not measured:
         return
     by_key = {cs.spec.key(): cs.spec for cs in kr.compiled}
@@ -149,5 +149,7 @@ def weigh(kr: Any, measured: dict[str, dict[str, Any]], file_total_us: float) ->
         gpu = (recs[0].get("gpu") or {}).get("name", "the GPU")
         share = 100.0 * spent / file_total_us if file_total_us > 0 else None
         measure(f, spent, share, every=len(recs) == len(f.data.get("specs") or ()))
-        f.message += (f" — its specs took {fmt_us(spent)} measured on {gpu}"
-                      + (f", {share:.0f}% of this file's measured GPU time" if share is not None else ""))
+        f.message += f" — its specs took {fmt_us(spent)} (measured, {gpu})"
+        f.add_detail(f"measured: its specs took {fmt_us(spent)} on {gpu}"
+                     + (f", {share:.0f}% of this file's measured GPU time" if share is not None else ""),
+                     replacing="measured: ")

@@ -5,7 +5,8 @@ import ast
 import re
 
 from ..launch_values import show
-from ..model import SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec
+from ..model import (SEVERITY_RANK, Artifacts, CompiledSpec, CompileError, Finding, KernelInfo, KernelReport, Spec,
+                     compiled_under, one_line)
 from ..settings import Settings
 from ..source import parse_module, split_lines
 from ..checks.registry import cost_cause
@@ -78,8 +79,8 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
                        f"(`tritonlens capture -- CMD`)")
     return Finding(
         path=kernel.path, line=line, column=col, end_line=line, end_column=end_col, code="SRC001",
-        severity=severity, message=f"{message} [{spec.describe()}]", kernel=kernel.name, config=spec.describe(),
-        target=spec.target, data=data,
+        severity=severity, message=one_line(message), kernel=kernel.name, config=spec.describe(),
+        target=spec.target, data=data, details=[message, compiled_under(spec.describe())],
     )
 
 
@@ -89,10 +90,12 @@ def own_failure_finding(kernel: KernelInfo, spec: Spec, err: CompileError) -> Fi
     never the kernel's error, never a reason for exit 1."""
     first = split_lines(err.message.strip())[0] if err.message.strip() else err.kind
     message = (f"{kernel.display_name} not compiled here: {_OWN_PREFIX.get(err.kind, err.kind)} — {first} "
-               f"(tritonlens's own limit or failure, not an error in the kernel) [{spec.describe()}]")
+               f"(tritonlens's own limit or failure, not an error in the kernel)")
+    short = f"{kernel.display_name} not compiled here: {_OWN_PREFIX.get(err.kind, err.kind)} (tritonlens's, not the kernel's)"
     return Finding(path=kernel.path, line=kernel.def_line, column=kernel.col, end_line=kernel.def_line,
-                   end_column=kernel.col + 3, code="SRC007", severity="info", message=message, kernel=kernel.name,
-                   config=spec.describe(), target=spec.target, data={"kind": err.kind, "detail": err.message})
+                   end_column=kernel.col + 3, code="SRC007", severity="info", message=one_line(short),
+                   kernel=kernel.name, config=spec.describe(), target=spec.target,
+                   data={"kind": err.kind, "detail": err.message}, details=[message, compiled_under(spec.describe())])
 
 
 _GPU_WORDS = re.compile(r"cuda|gpu|device|driver|nvml|hip|rocm|npu|xpu", re.I)
@@ -114,11 +117,12 @@ def load_error_finding(kernel: KernelInfo, err: CompileError, module_execution: 
     if err.kind == "LoadRefused":
         # tritonlens's limit, not the module's error: an info, and the way out for a repository the user trusts
         return Finding(kernel.path, line, 1, line, 1 + 200, "SRC006", "info",
-                       f"this file's kernels were not compiled: tritonlens's sandbox refused what importing it needs "
-                       f"here — {first}; that is tritonlens's limit, not an error in the module (docs/security.md "
-                       f"says what the sandbox allows); for a repository you trust, TRITONLENS_NO_SANDBOX=1 checks it "
-                       f"without the sandbox", kernel=kernel.name,
-                       data={"kind": err.kind, "detail": err.message, "merge_key": first})
+                       one_line(f"not compiled: tritonlens's sandbox refused what importing this file needs — {first}"),
+                       kernel=kernel.name, data={"kind": err.kind, "detail": err.message, "merge_key": first},
+                       details=[f"this file's kernels were not compiled: tritonlens's sandbox refused what importing "
+                                f"it needs here — {first}; that is tritonlens's limit, not an error in the module "
+                                f"(docs/security.md says what the sandbox allows); for a repository you trust, "
+                                f"TRITONLENS_NO_SANDBOX=1 checks it without the sandbox"])
     if "ModuleNotFoundError" in first or "ImportError" in first:
         how = ("install it in the interpreter tritonlens runs with (the editor's `tritonlens.interpreter`), or "
                "check on the machine the code runs on")
@@ -141,8 +145,10 @@ def load_error_finding(kernel: KernelInfo, err: CompileError, module_execution: 
     else:
         how = "set moduleExecution to definitions (the default) or make the import-time code tolerate a bare import"
     return Finding(kernel.path, line, 1, line, 1 + 200, "SRC006", "warning",
-                   f"this file's kernels were not compiled: importing it failed here on this machine — {first}; "
-                   f"{how}", kernel=kernel.name, data={"kind": err.kind, "detail": err.message, "merge_key": first})
+                   one_line(f"not compiled: importing this file failed here — {first}"), kernel=kernel.name,
+                   data={"kind": err.kind, "detail": err.message, "merge_key": first},
+                   details=[f"this file's kernels were not compiled: importing it failed here on this machine — "
+                            f"{first}; {how}"])
 
 
 def _truth_example(assumed_type: str) -> str:
@@ -294,14 +300,17 @@ def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pend
             if f.code != "RES001":
                 continue
             limit(f, "warning", "the autotuner skips this config at run time", "skipped", said=True)
-            f.message = (f"{which} cannot launch on {f.data.get('target', cs.spec.target)}: "
-                         f"{f.message.split(' [')[0]}; the autotuner skips it at run time (its OutOfResources is "
-                         f"caught while benchmarking), so it only costs tuning time — remove or shrink it")
+            account = f.details[0] if f.details else f.message
+            f.details[:1] = [f"{which} cannot launch on {f.data.get('target', cs.spec.target)}: {account}; the "
+                             f"autotuner skips it at run time (its OutOfResources is caught while benchmarking), so "
+                             f"it only costs tuning time — remove or shrink it"]
+            f.message = one_line(f"{m.group(0) if m else 'an autotuner trial'}: {f.message.split(': the launch')[0]}"
+                                 f" — the autotuner skips it")
             f.data["skipped_by_autotuner"] = True
             if src is not None:
                 line, col, end_line, end_col = src.call
                 f.line, f.column, f.end_line, f.end_column = line, col + 1, end_line, end_col + 1
-            f.message += f" [{cs.spec.describe()}]"
+            f.add_detail(compiled_under(cs.spec.describe()), replacing="compiled under [")
 
 
 def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Settings) -> KernelReport:
@@ -332,7 +341,7 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
             label = labels.get(cs.spec.key()) or _short(cs.spec)
             if label not in shown:
                 shown.append(label)
-        variants = len({f.data.get("merge_key", f.message) for _, f in items})
+        variants = len({f.data.get("merge_key", f.details[0] if f.details else f.message) for _, f in items})
         differ = "; the numbers differ between them" if variants > 1 else ""
         what = "captured specs" if all(cs.spec.label.startswith("capture") for cs in kr.compiled) else "configs"
         roles = {cs.spec.autotune for cs, _ in items}
@@ -344,11 +353,11 @@ def finish_report(kr: KernelReport, spec_findings: list[Finding], settings: Sett
             limit(first, "info", "only in autotuner trials", "trials", said=True)
         if total > 1 and len(specs) < total:
             text = "; ".join(shown[:3]) + (f"; … {len(shown) - 3} more" if len(shown) > 3 else "")
-            first.message = f"{first.message} (in {len(specs)} of {total} {what}: {text}{differ})"
+            first.add_detail(f"in {len(specs)} of {total} {what}: {text}{differ}")
         elif total > 1:
-            first.message = f"{first.message} (in all {total} {what}{differ})"
+            first.add_detail(f"in all {total} {what}{differ}")
         elif differ:
-            first.message = f"{first.message} ({differ.lstrip('; —')})"
+            first.add_detail(differ.lstrip("; —"))
         first.data["specs"] = sorted(specs)
         first.data["configs"] = shown
         merged.append(first)

@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import __version__
 from ..model import Finding
+from .markdown import md
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -46,7 +47,7 @@ def to_sarif(findings: list[Finding], base: str) -> dict[str, Any]:
             "ruleId": f.code,
             "ruleIndex": index[f.code],
             "level": _LEVEL.get(f.severity, "warning"),
-            "message": {"text": f.message},
+            "message": _message(f),
             "locations": [{"physicalLocation": {
                 "artifactLocation": loc,
                 "region": {"startLine": f.line, "startColumn": f.column, "endLine": f.end_line,
@@ -54,6 +55,12 @@ def to_sarif(findings: list[Finding], base: str) -> dict[str, Any]:
             }}],
             "properties": {"kernel": f.kernel, "config": f.config, "target": f.target},
         })
+        places = [r for r in f.named_lines() if r.path == f.path]
+        if places:  # the lines of the file it names (IR lines live in a cache outside the repository)
+            results[-1]["relatedLocations"] = [
+                {"id": i, "message": {"text": r.message},
+                 "physicalLocation": {"artifactLocation": loc, "region": {"startLine": r.line}}}
+                for i, r in enumerate(places)]
         if f.data.get("baseline_state") in ("new", "unchanged"):  # set by `check --baseline`
             results[-1]["baselineState"] = f.data["baseline_state"]
     return {
@@ -66,3 +73,13 @@ def to_sarif(findings: list[Finding], base: str) -> dict[str, Any]:
             "results": results,
         }],
     }
+
+
+
+def _message(f) -> dict[str, str]:
+    """The one-line message as text; with it, as markdown, every line of its evidence (escaped: it holds the
+    checked files' names and values)."""
+    out = {"text": f.message}
+    if f.details:
+        out["markdown"] = "\n".join([md(f.message), ""] + [f"- {md(d)}" for d in f.details])
+    return out

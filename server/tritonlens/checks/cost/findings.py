@@ -105,6 +105,9 @@ def launch_costs(ctx) -> list[tuple[dict[str, Any], Cost]]:
     return out
 
 
+_SHORT_HOW = {"estimated": "est.", "partly measured": "part measured"}
+
+
 def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
     """Record on every cost-weighed finding of a spec with captured launches what its cause costs: its estimated gain,
     the share of the spec's time, the launch's time and bound (`data["est_*"]`, and in its message). The gain is
@@ -121,7 +124,7 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
             if cost_weighed(f.code) and f.severity != "error" and id(f) not in tail \
                     and any(gain_of(c, f) is not None for _, c in costs):
                 f.data["est_unknown"] = unknown
-                f.message += f" [cost: unknown — {unknown}]"
+                f.add_detail(f"cost: unknown — {unknown}", replacing="cost: ")
         return costs
     weights = [max(1, int(launch.get("count") or 1)) for launch, _ in costs]
     scales = [(c.measured_us / c.time_us) if c.measured_us and c.time_us > 0 else 1.0 for _, c in costs]
@@ -132,8 +135,8 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
     # an estimate a trusted measured time contradicts, or of a kernel the calibration does not cover, is no ground to
     # raise a severity on (the verdict reads est_trusted)
     trusted = all(c.confidence in ("measured", "estimated") for _, c in costs)
-    where = f"{ctx.gpu.short_name}, " + ("measured" if measured else "estimated" if not any(
-        c.measured_us for _, c in costs) else "partly measured")
+    how = "measured" if measured else "estimated" if not any(c.measured_us for _, c in costs) else "partly measured"
+    where = f"{ctx.gpu.short_name}, {how}"
     for f in findings:
         if not cost_weighed(f.code) or f.severity == "error" or id(f) in tail:
             continue
@@ -149,6 +152,8 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
                        "est_short": launch_us < 2 * LAUNCH_US, "est_confidence": main.confidence,
                        "est_trusted": trusted})
         pct = "<1%" if 0 < share < 0.01 else f"{share:.0%}"
-        f.message += (f" [cost: ~{fmt_us(per_launch)} of {fmt_us(launch_us)} a launch ({pct}; {where}; {main.bound}"
-                      f"{main.confidence_note()})]")
+        # the cost in the one-line message; how it was reached (bound, confidence) in the details
+        f.message += f" — ~{pct} of {fmt_us(launch_us)} ({_SHORT_HOW.get(how, how)}, {ctx.gpu.short_name})"
+        f.add_detail(f"cost: ~{fmt_us(per_launch)} of {fmt_us(launch_us)} a launch ({pct}; {where}; {main.bound}"
+                     f"{main.confidence_note()})", replacing="cost: ")
     return costs
