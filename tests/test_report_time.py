@@ -11,6 +11,7 @@ from collections import defaultdict
 import pytest
 
 from test_html_report import _artifacts, _open, _Page, browser  # noqa: F401 — the browser fixture
+from test_lsp import client  # noqa: F401 — a language server on stdio
 from tritonlens.cli import main
 from tritonlens.device.virtual_gpu import lookup
 
@@ -220,3 +221,34 @@ def test_browser_opens_on_the_ranking_and_draws_the_roofline(browser, timed_page
     time_section.screenshot(os.path.join(folder, "report-time-ranking.png"))
     browser.find_element(By.CSS_SELECTOR, "section[data-kernel='matmul'] details.time").screenshot(
         os.path.join(folder, "report-time-roofline.png"))
+
+
+# ---------------------------------------------------------------- in the editor (the language server)
+async def test_editor_hover_lens_and_page_of_the_time(client, tmp_path):  # noqa: F811
+    from lsprotocol import types
+    from test_lsp import OPTIONS, open_doc, settled, start
+
+    ws = _workspace(tmp_path, KERNELS, TIMED)
+    (ws / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    uri = (ws / "kernels.py").as_uri()
+    text = (ws / "kernels.py").read_text()
+    await start(client, ws, dict(OPTIONS, gpu="h200"))
+    open_doc(client, uri, text)
+    await settled(client, uri)
+    def_line = next(i for i, line in enumerate(text.splitlines()) if line.startswith("def matmul("))
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(def_line, 6)))
+    assert "17.0% of this file's captured GPU time: 136.08 ms over 46 launches, 10.53× its physical floor" \
+        in hover.contents.value
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    time_lenses = {lens.command.title: lens for lens in lenses if lens.command.command == "tritonlens.showTimeReport"}
+    assert "where the time goes: 17.0% of this file's captured GPU time" in time_lenses
+    assert "where the time goes: 75.8% of this file's captured GPU time" in time_lenses
+    page = await client.protocol.send_request_async("tritonlens/timeReport", {"uri": uri})
+    page = page._asdict() if hasattr(page, "_asdict") else page
+    assert page["title"] == "where the time goes — kernels.py"
+    rows = _rows(page["html"])
+    want = captured_time(TIMED)
+    assert [r["kernel"] for r in rows] == sorted(want, key=lambda k: -want[k])
+    assert await client.protocol.send_request_async("tritonlens/timeReport", {"uri": "file:///nope.py"}) is None

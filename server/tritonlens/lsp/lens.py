@@ -16,6 +16,8 @@ from .hover import SHOW_IR
 from .lifecycle import RECOMPILE
 from ..units import fmt_bytes
 from ..report.irviews import STAGE_TITLES, compiled_specs, view_for
+from .time_report import SHOW_TIME
+from ..report.timeshare import file_times, share_line
 from .capturing import lens_for as capture_lens_for
 from .profiling import lens_for as profile_lens_for
 from .benching import lens_for as bench_lens_for
@@ -75,6 +77,14 @@ def lenses_for(uri: str, kr: "KernelReport", settings, root: str, changes: str =
     return out
 
 
+def time_lens(uri: str, kr: "KernelReport", share: str) -> types.CodeLens:
+    """Opens the file's report on where the time goes, beside the source; says the kernel's share when timed."""
+    line = kr.kernel.decorator_line - 1
+    rng = types.Range(types.Position(line, 0), types.Position(line, 0))
+    title = f"where the time goes: {share.split(':')[0]}" if share else "where the time goes"
+    return types.CodeLens(range=rng, command=types.Command(title=title, command=SHOW_TIME, arguments=[uri]))
+
+
 class KernelChanges:
     """What the last save changed in a kernel, and what changed since the workspace's `.tritonlens/baseline.json`
     (read again when its mtime changes): the text of the lens under the summary and of the def-line hover."""
@@ -124,9 +134,13 @@ def register(server: "Host") -> None:
             target = ls.checker.targets()[0]
         except Exception:  # noqa: BLE001 — a bad setting was reported when it came; the default is cuda:90
             target = "cuda:90"
-        for kr in sorted(st.kernels.values(), key=lambda k: k.kernel.decorator_line):
+        kernels = sorted(st.kernels.values(), key=lambda k: k.kernel.decorator_line)
+        times = file_times(kernels, ls.settings.gpu)  # once per request: the shares are of the whole file
+        for kr in kernels:
             try:
                 out.extend(lenses_for(st.uri, kr, ls.settings, root, changes.text(st.uri, st.path, kr, root)))
+                if kr.name in times:  # captured launches: the page has their time, estimate and floor
+                    out.append(time_lens(st.uri, kr, share_line(times[kr.name])))
                 if (prof := profile_lens_for(ls, st.uri, kr)) is not None:
                     out.append(prof)
                 if (timing := bench_lens_for(ls, st.uri, kr)) is not None:

@@ -115,10 +115,12 @@ class TritonLensServer(LanguageServer):
 
 def create_server() -> TritonLensServer:
     """A fresh server with every feature registered (tests make one each)."""
-    from . import actions, benching, compare, diagnostics, hover, ir_document, lens, lifecycle, profiling
+    from . import (actions, benching, compare, diagnostics, hover, ir_document, lens, lifecycle, profiling,
+                   time_report)
 
     server = TritonLensServer()
-    for module in (lifecycle, diagnostics, hover, lens, ir_document, actions, profiling, benching, compare):
+    for module in (lifecycle, diagnostics, hover, lens, ir_document, actions, profiling, benching, compare,
+                   time_report):
         module.register(server)
     return server
 
