@@ -1,4 +1,5 @@
-"""Hover: on a kernel's body line, the IR that line became; on its def line, the kernel's metrics per spec."""
+"""Hover: the evidence of the findings on the line, then on a kernel's body line the IR that line became; on its def
+line, the kernel's metrics per spec."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ from pygls.uris import from_fs_path
 
 from ..units import fmt_bytes
 from ..report.irviews import STAGE_TITLES, compiled_specs, summary, view_for
+from ..report.markdown import md
 from ..report.tuning import tuning_markdown
 from ..source import split_lines
 
@@ -25,12 +27,6 @@ _LINE_STAGES = ("ttgir", "ptx", "sass", "amdgcn")
 # The client renders hover markdown as trusted for our own commands (`command:tritonlens.showIr`): a text that comes
 # from the checked files, a capture, a baseline or a worker must never become markup there — a link, a command, an
 # image. Every such text goes through `md` (or `code`), which leaves nothing for markdown to interpret.
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#!|~&])")
-
-
-def md(text: object) -> str:
-    """`text` as literal markdown: every character markdown could read as syntax escaped, lines joined."""
-    return _MARKDOWN.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def code(text: object) -> str:
@@ -71,6 +67,23 @@ def line_hover(uri: str, kr: "KernelReport", line: int, settings) -> str | None:
     if len(specs) > 1:
         head += f" (spec 1 of {len(specs)}; all specs on the `def` line)"
     return "\n\n".join([head, *parts, " · ".join(links)])
+
+
+def findings_markdown(findings, line: int) -> str:
+    """Markdown for the findings whose range covers 1-based `line`: each one's message, then every line of its
+    evidence (the rule's full account, the spec, the cost, the specs it holds in, the verdict's reason) and the
+    places it names — what the one-line squiggle leaves out."""
+    out = []
+    for f in findings:
+        if not f.line <= line <= max(f.end_line or f.line, f.line):
+            continue
+        parts = [f"**{md(f.code)}** ({md(f.severity)}) {md(f.message)}"]
+        parts += [f"- {md(d)}" for d in f.details]
+        places = [r for r in f.named_lines() if r.path == f.path]
+        if places:
+            parts.append("- lines: " + "; ".join(md(f"{r.line}: {r.message}") for r in places[:12]))
+        out.append("\n".join(parts))
+    return "\n\n".join(out)
 
 
 def short_spec(spec, constexprs: list[str]) -> str:
@@ -143,6 +156,10 @@ def register(server: "Host") -> None:
 
                 if share := share_line(file_times(list(st.kernels.values()), ls.settings.gpu).get(kr.name)):
                     text = f"**{md(share)}**\n\n{text}"
+                from ..report.timeshare import file_times, share_line  # its share of the file's captured time
+
+                if share := share_line(file_times(list(st.kernels.values()), ls.settings.gpu).get(kr.name)):
+                    text = f"**{md(share)}**\n\n{text}"
                 changes = getattr(ls, "kernel_changes", None)  # lens.KernelChanges: what the last save changed
                 if changes is not None and (since := changes.text(st.uri, st.path, kr)):  # a baseline's words
                     text += "\n\n" + "\n\nvs baseline: ".join(md(part) for part in since.split(" · vs baseline: "))
@@ -151,6 +168,8 @@ def register(server: "Host") -> None:
         except Exception as exc:  # noqa: BLE001 — a hover must not cost the server
             ls.log(f"hover failed on {kr.name} line {line}: {type(exc).__name__}: {exc}", types.MessageType.Error)
             return None
+        evidence = findings_markdown(kr.findings, line)
+        text = "\n\n".join(t for t in (evidence, text) if t)
         if not text:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
