@@ -4,6 +4,7 @@ import * as cp from 'child_process';
 import type * as vscode from 'vscode';
 import { CAPTURE_COMMAND, CaptureDeps, captureLaunches } from './capture';
 import { COMPARE_COMMAND, COMPARE_SERVER_COMMAND, CompareAnswer, CompareDeps, compareWithRelease } from './compare';
+import { TIME_COMMAND, TIME_REQUEST, TIME_VIEW, TimeAnswer, TimeReportDeps, showTimeReport } from './timeReport';
 import {
   IR_DOCUMENT_REQUEST,
   IR_SCHEME,
@@ -195,6 +196,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ),
     vscodeapi.registerCommand(CAPTURE_COMMAND, (...args: unknown[]) => captureLaunches(args, captureDeps(server, log))),
     vscodeapi.registerCommand(COMPARE_COMMAND, (...args: unknown[]) => compareWithRelease(args, compareDeps(server))),
+    vscodeapi.registerCommand(TIME_COMMAND, (...args: unknown[]) => showTimeReport(args, timeReportDeps(server))),
     vscodeapi.registerCommand('tritonlens.restartServer', () => server.restart()),
     vscodeapi.registerCommand('tritonlens.showOutput', () => log.show()),
     vscodeapi.registerCommand('tritonlens.selectTarget', async () => {
@@ -251,6 +253,20 @@ function compareDeps(server: ServerManager): CompareDeps {
         async () => (await server.executeServerCommand(COMPARE_SERVER_COMMAND, [args])) as CompareAnswer | undefined,
       ),
     show: (text) => vscodeapi.showUntitled(text, 'plaintext'),
+    info: (message) => void vscodeapi.showInformationMessage(message),
+  };
+}
+
+/** `showTimeReport` wired to VS Code and the server. */
+function timeReportDeps(server: ServerManager): TimeReportDeps {
+  return {
+    activeUri: () => {
+      const editor = vscodeapi.activeTextEditor();
+      return editor && editor.document.languageId === 'python' ? editor.document.uri.toString() : undefined;
+    },
+    request: async (uri) =>
+      server.languageClient?.sendRequest<TimeAnswer | null>(TIME_REQUEST, { uri }) ?? Promise.resolve(undefined),
+    show: (html, title) => void vscodeapi.showWebviewBeside(TIME_VIEW, title, html),
     info: (message) => void vscodeapi.showInformationMessage(message),
   };
 }

@@ -173,6 +173,32 @@ export async function showUntitled(content: string, languageId: string): Promise
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
 }
 
+let webviewPanel: vscode.WebviewPanel | undefined;
+
+/**
+ * One webview panel beside the active editor (made once, revealed and refilled after): `html` carries its own strict
+ * Content-Security-Policy; scripts run only as that policy allows (the page's own, by hash), nothing is loaded from
+ * disk or the network, and command links do not run.
+ */
+export function showWebviewBeside(viewType: string, title: string, html: string): vscode.WebviewPanel {
+  if (!webviewPanel) {
+    webviewPanel = vscode.window.createWebviewPanel(
+      viewType,
+      title,
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: true, enableCommandUris: false, localResourceRoots: [], enableFindWidget: true },
+    );
+    webviewPanel.onDidDispose(() => {
+      webviewPanel = undefined;
+    });
+  } else {
+    webviewPanel.reveal(vscode.ViewColumn.Beside, true);
+  }
+  webviewPanel.title = title;
+  webviewPanel.webview.html = html;
+  return webviewPanel;
+}
+
 export function openExternal(url: string): Thenable<boolean> {
   return vscode.env.openExternal(vscode.Uri.parse(url));
 }
