@@ -14,6 +14,7 @@ from tritonlens.gpu import bench
 from tritonlens.model import Finding
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
+from conftest import evidence
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CAPTURES = os.path.join(REPO, "bench", "results", "h200-examples-captures-v2.jsonl")
@@ -58,7 +59,9 @@ def test_the_users_setting_is_last_even_against_a_measured_cost(measured_workspa
     stays what the user asked for (it came out an info: the measured weighing ignored the user's setting)."""
     f = _ptx001(measured_workspace, rules={"PTX001": "warning"}, severity_from_cost=False)
     assert f.severity == "warning", f.message
-    assert "its specs took 3.00 µs measured on NVIDIA H200, 0% of this file's measured GPU time" in f.message
+    assert "its specs took 3.00 µs on NVIDIA H200, 0% of this file's measured GPU time" in evidence(f)
+    # the measured time replaces the estimate's in the one-line message
+    assert f.message.endswith(" — 3.00 µs (measured, NVIDIA H200)") and "est." not in f.message, f.message
     assert f.data["decided_by"] == "user"
 
 
@@ -66,7 +69,7 @@ def test_without_a_setting_the_measured_sliver_is_an_info_and_says_why(measured_
     f = _ptx001(measured_workspace)
     assert f.severity == "info", f.message
     assert f.data["decided_by"] == "cost"
-    assert "a launch this short is bound by the launch itself" in f.message
+    assert "verdict: an info: a launch this short is bound by the launch itself, whatever the code" in f.details
     # the user can still turn it up by prefix, and off
     assert _ptx001(measured_workspace, rules={"PTX": "error"}).severity == "error"
 
@@ -93,4 +96,4 @@ def test_order_evidence_caps_cost_and_the_user_overrides_both():
     # off: dropped; and a second verdict does not repeat the note
     assert decide([replace(base)], Settings(target="cuda:90", rules={"PTX001": "off"})) == []
     again = decide(decide([costly], plain), plain)[0]
-    assert again.message.count("only in autotuner trials") == 1
+    assert evidence(again).count("only in autotuner trials") == 1

@@ -82,9 +82,9 @@ def _captured(tmp_path) -> str:
     return str(tmp_path / "ce.py")
 
 
-def _findings(path: str, capsys, fmt: str) -> str:
+def _findings(path: str, capsys, fmt: str, *more: str) -> str:
     code = cli_main(["check", path, "--target", "cuda:90", "--gpu", "h100", "--select", "SASS001", "--format", fmt,
-                     "--workers", "1"])
+                     "--workers", "1", *more])
     out, _ = capsys.readouterr()
     assert code == 1, out  # the spills are warnings
     return out
@@ -94,10 +94,14 @@ def test_a_whole_row_spill_names_the_rewrite_and_what_it_saves(tmp_path, capsys)
     path = _captured(tmp_path)
     spills = {f["kernel"]: f for f in json.loads(_findings(path, capsys, "json"))}
     whole, looped = spills["ce_whole_row"], spills["ce_looped"]
-    # the whole row: the one-line message names the cause, the rewrite (with the estimate) is beside it
+    # the whole row: the one-line message names the cause, its full account and the rewrite (with the estimate) are
+    # beside it
+    assert "one program holds a whole row (n_cols = 128256)" in whole["message"] and len(whole["message"]) <= 200
+    account = "\n".join(whole["details"])
     assert "one program holds a whole row (n_cols = 128256 in a block of 131072): loop over it in chunks, no " \
-           "launch option removes it" in whole["message"], whole["message"]
-    assert "smaller BLOCK or more num_warps" not in whole["message"]
+           "launch option removes it" in account, account
+    assert "smaller BLOCK or more num_warps" not in account
+    assert f"rewrite: {whole['rewrite']}" in whole["details"]
     rewrite = whole["rewrite"]
     assert "n_cols = 128256 values in a block of 131072, 128 a thread (128 even at 1024 threads)" in rewrite, rewrite
     assert "two passes" in rewrite and "online softmax / logsumexp" in rewrite
@@ -107,12 +111,16 @@ def test_a_whole_row_spill_names_the_rewrite_and_what_it_saves(tmp_path, capsys)
         in rewrite, (rewrite, cost)
     # the looped kernel spills too (32768 columns a chunk on 4 warps), and a knob does remove that: no rewrite
     assert "one program holds a whole row" not in looped["message"] and "rewrite" not in looped
-    assert "smaller BLOCK or more num_warps" in looped["message"]
+    assert "smaller BLOCK or more num_warps" in "\n".join(looped["details"])
 
+    # one line a finding; with --verbose, its evidence under it, the rewrite once
     text = _findings(path, capsys, "text").splitlines()
     at = next(i for i, line in enumerate(text) if "SASS001" in line and "whole row" in line)
-    assert text[at + 1] == f"  rewrite: {rewrite}"
-    assert sum(1 for line in text if line.startswith("  rewrite: ")) == 1
+    assert not any("rewrite: " in line for line in text)
+    text = _findings(path, capsys, "text", "--verbose").splitlines()
+    at = next(i for i, line in enumerate(text) if "SASS001" in line and "whole row" in line)
+    assert f"    rewrite: {rewrite}" in text[at + 1:]
+    assert sum(1 for line in text if line.startswith("    rewrite: ")) == 1
 
 
 def test_the_editor_shows_the_rewrite_on_the_rows_line(tmp_path):

@@ -118,10 +118,11 @@ def register_spill(ctx):
     small = spilled < SMALL_SPILL_BYTES or (spilled <= LOOP_FREE_SPILL_BYTES and not looped)
     severity = "info" if small else ""
     data["small"] = small
+    cause = (f": one program holds a whole row ({row.bound}{extent})" if "whole_row" in data else "")
     where_short = (f" in the loop at line {looped[0]}" if len(looped) == 1 else f" in loops (lines {looped[0]}–{looped[-1]})"
                    if looped else "")
     short = (f"spills {fmt_bytes(res.spill_stores)} a thread ({fmt_bytes(res.spill_loads)} reloaded){where_short}, "
-             f"{regs if regs is not None else '?'} registers")
+             f"{regs if regs is not None else '?'} registers{cause}")
     yield finding(ctx, def_span(ctx), "SASS001", message, severity=severity, data=data, related_info=rel[:24],
                   short=short)
 

@@ -153,7 +153,8 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
                        "est_trusted": trusted})
         pct = "<1%" if 0 < share < 0.01 else f"{share:.0%}"
         # the cost in the one-line message; how it was reached (bound, confidence) in the details
-        f.message += f" — ~{pct} of {fmt_us(launch_us)} ({_SHORT_HOW.get(how, how)}, {ctx.gpu.short_name})"
+        f.data["message_cost"] = f" — ~{pct} of {fmt_us(launch_us)} ({_SHORT_HOW.get(how, how)}, {ctx.gpu.short_name})"
+        f.message += f.data["message_cost"]
         f.add_detail(f"cost: ~{fmt_us(per_launch)} of {fmt_us(launch_us)} a launch ({pct}; {where}; {main.bound}"
                      f"{main.confidence_note()})", replacing="cost: ")
     return costs
