@@ -238,13 +238,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   await server.start();
 }
 
+/** The URI of the active editor's document when it is Python. */
+function activePythonUri(): string | undefined {
+  const editor = vscodeapi.activeTextEditor();
+  return editor && editor.document.languageId === 'python' ? editor.document.uri.toString() : undefined;
+}
+
 /** `compareWithRelease` wired to VS Code and the server. */
 function compareDeps(server: ServerManager): CompareDeps {
   return {
-    activeUri: () => {
-      const editor = vscodeapi.activeTextEditor();
-      return editor && editor.document.languageId === 'python' ? editor.document.uri.toString() : undefined;
-    },
+    activeUri: activePythonUri,
     pick: async (items, title) => (await vscodeapi.showQuickPick(items.map((label) => ({ label })), { title }))?.label,
     ask: async (prompt, placeHolder) => vscodeapi.showInputBox(prompt, placeHolder, ''),
     run: async (args) =>
@@ -260,10 +263,7 @@ function compareDeps(server: ServerManager): CompareDeps {
 /** `showTimeReport` wired to VS Code and the server. */
 function timeReportDeps(server: ServerManager): TimeReportDeps {
   return {
-    activeUri: () => {
-      const editor = vscodeapi.activeTextEditor();
-      return editor && editor.document.languageId === 'python' ? editor.document.uri.toString() : undefined;
-    },
+    activeUri: activePythonUri,
     request: async (uri) =>
       server.languageClient?.sendRequest<TimeAnswer | null>(TIME_REQUEST, { uri }) ?? Promise.resolve(undefined),
     show: (html, title) => void vscodeapi.showWebviewBeside(TIME_VIEW, title, html),
