@@ -385,8 +385,9 @@ class _Page:
                 f'<td class="num share">' + (f'{share:.1%}<span class="sbar" style="width:{round(60 * share)}px">'
                                             f'</span>' if share is not None else "–") + '</td>'
                 f'<td>{_e(kt.bound)}</td><td class="num">'
-                + (f"{ratio:.2f}×" if ratio is not None else
-                   f"≥ {_e(fmt_us(floor))} floor" if floor else "–") + '</td><td>'
+                + (f"{ratio:.2f}×" + (f' <span class="note">below the floor of {_e(kt.gpu.short_name)}: timed on '
+                                      f'another GPU? (--gpu)</span>' if ratio < 0.95 and kt.gpu else "")
+                   if ratio is not None else f"≥ {_e(fmt_us(floor))} floor" if floor else "–") + '</td><td>'
                 + (f'<span class="sev-{_e(w.severity)}">{_e(w.code)}</span> {_e(w.message.split(" — ")[0][:140])}'
                    if w is not None else "none") + '</td><td>'
                 + (f'{_e(fix.change)}: {_e(fmt_us(fix.before_us))} → {_e(fmt_us(fix.after_us))} '
