@@ -4,6 +4,7 @@ that fixes it."""
 import textwrap
 
 import pytest
+from conftest import evidence
 
 
 HEAD = "import triton\nimport triton.language as tl\n\n\n"
@@ -51,10 +52,10 @@ def test_cp_async_narrowed_by_a_transposed_shared_layout(checkers, tmp_path, tar
     assert [f.line for f in loads] == [14]  # `b = tl.load(...)`, not the K-contiguous A on line 13
     f = loads[0]
     assert f.column == 13 and f.data["cause"] == "shared-layout"
-    assert "shared-memory layout" in f.message and "tl.trans" in f.message
+    assert "shared-memory layout" in evidence(f) and "tl.trans" in evidence(f)
     # counted per thread per pipelined copy (prologue copies + the loop's), not summed over the copies
     copies = f.data["copies"]
-    assert copies >= 3 and f"(16 per thread in each of {copies} pipelined copies" in f.message
+    assert copies >= 3 and f"(16 per thread in each of {copies} pipelined copies" in evidence(f)
     assert not check(c, tmp_path, "tf32_k.py", _tf32(_K_MAJOR), "PTX001")
 
 
@@ -66,7 +67,7 @@ def test_cp_async_capped_by_shared_swizzle_vector(checkers, tmp_path):
     c = checkers("cuda:120")
     loads = check(c, tmp_path, "i8_n.py", body, "PTX001")
     assert [f.line for f in loads] == [14] and loads[0].data["cause"] == "shared-layout"
-    assert "swizzle vec = 8" in loads[0].message and "64 bits" in loads[0].message
+    assert "swizzle vec = 8" in evidence(loads[0]) and "64 bits" in evidence(loads[0])
     fixed = body.replace(*[_N_MAJOR[0], _K_MAJOR[0]]).replace("acc = tl.dot(a, b,", "acc = tl.dot(a, tl.trans(b),")
     assert not check(c, tmp_path, "i8_k.py", fixed, "PTX001")
 
@@ -91,7 +92,7 @@ def test_inner_stride_is_reported_as_a_stride(checkers, tmp_path, target):
     loads = check(c, tmp_path, "strided.py", strided.replace("STRIDE", "i32"), "PTX001")
     assert [f.line for f in loads] == [10]
     assert loads[0].data["cause"] == "stride" and loads[0].data["params"] == ["stride"]
-    assert "not contiguous" in loads[0].message and "stride=1" in loads[0].message
+    assert "not contiguous" in evidence(loads[0]) and "stride=1" in evidence(loads[0])
     # the fix the message names: a stride that is 1 at run time, specialized
     assert not check(c, tmp_path, "unit.py", strided.replace("STRIDE", "1"), "PTX001")
 
@@ -148,7 +149,7 @@ def test_shared_over_limit_names_the_loop_num_stages(checkers, tmp_path):
     c = checkers("hip:gfx942")
     over = check(c, tmp_path, "persistent_hip.py", _PERSISTENT, "RES001")
     assert [f.line for f in over] == [7] and over[0].data["shared"] == 98304
-    assert "tl.range(..., num_stages=4) on line 15" in over[0].message and "now 2" not in over[0].message
+    assert "tl.range(..., num_stages=4) on line 15" in evidence(over[0]) and "now 2" not in evidence(over[0])
     fixed = _PERSISTENT.replace("num_stages=4", "num_stages=2")
     assert not check(c, tmp_path, "persistent_hip2.py", fixed, "RES001")
 
@@ -158,7 +159,7 @@ def test_low_occupancy_on_hip_counts_wavefronts_per_cu(checkers, tmp_path):
     body = _PERSISTENT.replace("num_stages=4", "num_stages=3").replace("num_warps=8", "num_warps=4")
     occ = check(c, tmp_path, "persistent_hip4.py", body, "RES002")
     assert [f.line for f in occ] == [7] and occ[0].data["limiter"] == "shared"
-    assert "4 of 32 wavefronts per CU" in occ[0].message and "B of LDS per block (65536 B per CU)" in occ[0].message
+    assert "4 of 32 wavefronts per CU" in evidence(occ[0]) and "B of LDS per block (65536 B per CU)" in evidence(occ[0])
 
 
 # ---------------------------------------------------------------- PTX001 on hip: buffer loads
@@ -179,7 +180,7 @@ def test_hip_buffer_loads_are_checked(checkers, tmp_path):
     found = check(c, tmp_path, "row_scale.py", _ROW_SCALE.replace("NTYPE", "i32"))
     assert {(f.code, f.line) for f in found if f.code.startswith("PTX")} == {("PTX001", 10), ("PTX002", 11)}
     load = next(f for f in found if f.code == "PTX001")
-    assert load.data["cause"] == "mask" and load.data["params"] == ["N"] and "buffer_load_ushort" in load.message
+    assert load.data["cause"] == "mask" and load.data["params"] == ["N"] and "buffer_load_ushort" in evidence(load)
     fixed = check(c, tmp_path, "row_scale16.py", _ROW_SCALE.replace("NTYPE", "i32%16"))
     assert not [f for f in fixed if f.code.startswith("PTX")]
 
@@ -231,7 +232,7 @@ def test_stride_of_the_row_of_a_linearized_tile_is_not_named_as_the_inner_stride
         """, "PTX001")
     assert [f.line for f in loads] == [11]
     assert loads[0].data["cause"] == "stride" and loads[0].data["params"] == ["stride_c"]
-    why = loads[0].message.split(" [")[0]
+    why = loads[0].details[0]  # the rule's account; the spec is a detail line of its own
     assert "stride_c=1" in why and "stride_r" not in why
 
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import require_module
+from conftest import require_module, evidence
 from test_checks_launch import KERNELS
 
 from tritonlens.device import virtual_gpu
@@ -142,23 +142,23 @@ def findings(captured):
 def test_a_rare_edge_launch_is_milder_and_says_so(findings):
     lanes = findings[("LAUNCH001", "row_scale")]  # the one 1 × 160 launch of 256 lanes
     assert lanes.severity == "info", lanes.message
-    assert "n_cols = 160 of BLOCK_SIZE = 256: 38% of each program's lanes idle" in lanes.message, lanes.message
-    assert "in 1 of 51 counted launches (rare: under 10% of this spec's launches" in lanes.message, lanes.message
+    assert "n_cols = 160 of BLOCK_SIZE = 256: 38% of each program's lanes idle" in evidence(lanes), evidence(lanes)
+    assert "in 1 of 51 counted launches (rare: under 10% of this spec's launches" in evidence(lanes), evidence(lanes)
     assert lanes.data["count_over"] == 1 and lanes.data["counted"] == 51 and lanes.data["rare"] is True
     grid = findings[("LAUNCH002", "row_scale")]  # its 1 program on 132 SMs
     assert grid.severity == "hint", grid.message  # LAUNCH002 is an info by default: one step milder
     assert grid.message.startswith("1 program on 132 SMs"), grid.message
-    assert "in 1 of 51 counted launches (rare" in grid.message, grid.message
+    assert "in 1 of 51 counted launches (rare" in evidence(grid), evidence(grid)
 
 
 def test_the_launch_that_runs_most_keeps_its_weight(findings):
     lanes = findings[("LAUNCH001", "tiled_add")]  # 20 launches of 1,040 elements over 2 × 1024 lanes
     assert lanes.severity == "warning", lanes.message
-    assert "n_elements = 1040 over 2 programs × BLOCK = 1024 (2048 lanes): 49% of the lanes idle" in lanes.message
-    assert "in 20 of 21 counted launches —" in lanes.message and "rare" not in lanes.message, lanes.message
+    assert "n_elements = 1040 over 2 programs × BLOCK = 1024 (2048 lanes): 49% of the lanes idle" in evidence(lanes)
+    assert "in 20 of 21 counted launches —" in evidence(lanes) and "rare" not in evidence(lanes), evidence(lanes)
     grid = findings[("LAUNCH002", "tiled_add")]
     assert grid.severity == "info" and grid.message.startswith("2 programs on 132 SMs"), grid.message
-    assert "in 20 of 21 counted launches —" in grid.message, grid.message
+    assert "in 20 of 21 counted launches —" in evidence(grid), evidence(grid)
     assert sorted(findings) == [("LAUNCH001", "row_scale"), ("LAUNCH001", "tiled_add"), ("LAUNCH002", "row_scale"),
                                 ("LAUNCH002", "tiled_add")]
 
@@ -179,7 +179,7 @@ def test_a_file_without_distributions_reads_and_weighs_as_before(captured, tmp_p
     spec = next(cs.spec for kr in report.kernels for cs in kr.compiled if kr.kernel.name == "row_scale")
     assert [(r["grid"], "count" in r) for r in spec.launch_records] == [([1], False)]  # the first launch
     lanes = next(f for f in report.all_findings() if f.code == "LAUNCH001" and f.kernel == "row_scale")
-    assert lanes.severity == "warning" and "in 1 of 1 captured launch —" in lanes.message, lanes.message
+    assert lanes.severity == "warning" and "in 1 of 1 captured launch —" in evidence(lanes), evidence(lanes)
 
 
 def test_distribution_lines_are_validated_and_summed(tmp_path):
@@ -258,7 +258,7 @@ def test_launches_of_shapes_not_listed_are_said_and_not_judged(captured, tmp_pat
         found = checker.check_file(str(ws / "rows.py")).all_findings()
     lanes = next(f for f in found if f.code == "LAUNCH001" and f.kernel == "tiled_add")
     assert lanes.severity == "warning", lanes.message  # 20 of the 21 listed launches: not rare
-    assert "in 20 of 2,021 counted launches (2,000 of them in shapes the capture did not list) —" in lanes.message
+    assert "in 20 of 2,021 counted launches (2,000 of them in shapes the capture did not list) —" in evidence(lanes)
     assert lanes.data["listed"] == 21 and lanes.data["rare"] is False
 
 

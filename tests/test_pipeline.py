@@ -14,7 +14,7 @@ from tritonlens.model import Spec
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, evidence
 
 VECTOR_ADD = '''\
 import triton
@@ -326,7 +326,10 @@ def test_cli_json_is_the_documented_array(capsys, tmp_path):
     data = json.loads(out)
     assert [d["code"] for d in data] == ["SRC001"]
     assert set(data[0]) == {"path", "line", "column", "end_line", "end_column", "code", "severity", "message",
-                            "kernel", "config", "target"}
+                            "kernel", "config", "target", "details"}
+    # the message is one line; the evidence is a list of lines beside it
+    assert "\n" not in data[0]["message"] and len(data[0]["message"]) <= 200
+    assert all(isinstance(d, str) for d in data[0]["details"])
     assert data[0]["line"] == 7 and data[0]["target"] == "cuda:90" and data[0]["kernel"] == "k"
 
 
@@ -583,7 +586,7 @@ def test_try_kernel_needing_a_missing_module_is_a_load_error_and_its_fallback_co
     assert sorted(by_line) == [13, 21, 26]
     assert by_line[26].kernel.branch == "except ImportError:" and by_line[26].compiled[0].artifacts.ok
     assert not [f for f in report.all_findings() if f.code == "SRC001"]
-    errors = sorted((f.line, f.kernel, f.severity, f.message) for f in report.all_findings() if f.code == "SRC006")
+    errors = sorted((f.line, f.kernel, f.severity, evidence(f)) for f in report.all_findings() if f.code == "SRC006")
     assert len(errors) == 2
     (line1, k1, sev1, msg1), (line2, k2, sev2, msg2) = errors
     # Each failure sits on the import that is missing and names the module; nothing fell back silently. A module
@@ -610,7 +613,7 @@ def test_error_on_a_name_the_slice_did_not_bind_says_why(checker, tmp_path):
     [f] = checker.check_file(path).all_findings()
     assert (f.code, f.line) == ("SRC001", 11)
     assert "`SCALE` comes from line 5, not run because it calls getpid() at import" in f.message
-    assert "moduleExecution to full" in f.message
+    assert "moduleExecution to full" in evidence(f)
 
 
 def test_module_constants_from_device_queries_are_run_and_answered_by_the_gpu(checker, tmp_path):
@@ -657,7 +660,7 @@ def test_type_error_from_a_pointer_assumed_fp32_is_an_info_that_names_it(checker
         ''')
     [f] = checker.check_file(path).all_findings()
     assert (f.code, f.severity, f.line) == ("SRC001", "info", 10)
-    assert "flags typed *fp32" in f.message and "`# tritonlens: flags=*i32`" in f.message
+    assert "flags typed *fp32" in f.message and "`# tritonlens: flags=*i32`" in evidence(f)
     assert f.data["assumed_pointers"] == ["flags"]
     # With the pointer typed by the user, the same kernel compiles: the error was the assumption's.
     hinted = write(tmp_path, "masked_copy_hinted.py", open(path).read().replace(
@@ -980,5 +983,5 @@ def test_a_needed_module_statement_that_fails_gets_advice_for_the_mode_in_use(ch
     [f] = [f for f in checker.check_file(path).all_findings() if f.code == "SRC006"]
     assert (f.line, f.severity) == (22, "warning")
     assert "NameError: name 'x' is not defined" in f.message
-    assert "set moduleExecution to definitions" not in f.message
-    assert "moduleExecution=definitions" in f.message and "this is one of them" in f.message
+    assert "set moduleExecution to definitions" not in evidence(f)
+    assert "moduleExecution=definitions" in evidence(f) and "this is one of them" in evidence(f)
