@@ -8,7 +8,7 @@ import json
 import shutil
 
 import pytest
-from conftest import missing
+from conftest import missing, evidence
 
 from tritonlens.model import clean_launch
 from tritonlens.pipeline import Checker
@@ -98,9 +98,10 @@ def test_row_block_wider_than_the_row_and_too_few_programs(checker, tmp_path):
     found = _launch_findings(checker, path)
     lanes = [f for f in found if f.code == "LAUNCH001"]
     assert [(f.line, f.column, f.severity) for f in lanes] == [(9, 12, "warning")]  # `cols < n_cols`
-    msg = lanes[0].message
+    msg = evidence(lanes[0])
     # the worst of the two launches: 1100 of 2048 lanes are used -> 46% idle; both pass the 25% threshold
     assert "n_cols = 1100 of BLOCK_SIZE = 2048: 46% of each program's lanes idle" in msg, msg
+    assert lanes[0].message.startswith("46% of the lanes idle at n_cols = 1100 (BLOCK_SIZE = 2048)"), lanes[0].message
     assert "2 accesses: lines 10, 11" in msg and "in 2 of 2 captured launches" in msg, msg
     assert "a loop over 3 blocks of 512 leaves 28% idle" not in msg  # 1100 -> 3 × 512 = 1536 is no good fit
     assert "a loop over 5 blocks of 256 leaves 14% idle" not in msg
@@ -111,7 +112,7 @@ def test_row_block_wider_than_the_row_and_too_few_programs(checker, tmp_path):
     grid = [f for f in found if f.code == "LAUNCH002"]
     assert [(f.line, f.severity) for f in grid] == [(6, "info")]  # the def line
     g = grid[0]
-    assert g.message.startswith("8 programs on 132 SMs (H100 SXM, cuda:90): 124 SMs idle (94%)"), g.message
+    assert g.details[0].startswith("8 programs on 132 SMs (H100 SXM, cuda:90): 124 SMs idle (94%)"), g.message
     assert g.data["programs"] == 8 and g.data["sms"] == 132 and g.data["resident"] >= 1 and g.data["gpu"] == "h100"
 
 
@@ -125,7 +126,7 @@ def test_a_last_wave_mostly_empty(checker, tmp_path):
     assert g.data["resident"] == 12 and g.data["capacity"] == 1584 and g.data["waves"] == 2
     assert "1679 programs, 1584 resident at a time on H100 SXM, cuda:90 (132 SMs × 12 per SM, limited by " \
            "registers)" \
-        ": a second wave 6% full — 47% of the program slots over 2 waves idle" in g.message, g.message
+        ": a second wave 6% full — 47% of the program slots over 2 waves idle" in evidence(g), evidence(g)
 
 
 def test_program_tiled_and_looped_masks_idle_only_their_last_block(checker, tmp_path):
@@ -140,12 +141,12 @@ def test_program_tiled_and_looped_masks_idle_only_their_last_block(checker, tmp_
     lanes = {f.kernel: f for f in _launch_findings(checker, path, "LAUNCH001")}
     t = lanes["tiled_add"]
     assert t.line == 18 and "n_elements = 100 over 1 program × BLOCK = 1024 (1024 lanes): 90% of the lanes idle, " \
-        "in the last block" in t.message, t.message
-    assert "same mask on lines 18, 19" in t.message  # the inline masks of the load and the store: one finding
+        "in the last block" in evidence(t), evidence(t)
+    assert "same mask on lines 18, 19" in evidence(t)  # the inline masks of the load and the store: one finding
     lp = lanes["looped_sum"]
     # 1500 over 2 trips of 1024 = 2048 lanes: 27% idle, all in the second trip
     assert lp.line == 27 and "n_cols = 1500 over 2 loop trips × BLOCK = 1024 (2048 lanes): 27% of the lanes idle" \
-        in lp.message, lp.message
+        in evidence(lp), evidence(lp)
     # 132 programs on 132 SMs: every SM busy, all at once -> no LAUNCH002
     assert not [f for f in _launch_findings(checker, path, "LAUNCH002") if f.kernel == "looped_sum"]
 
@@ -166,7 +167,7 @@ def test_thresholds_are_settings(tmp_path):
         assert _launch_findings(c, path) == []  # 27% < 50%; 8 of 132 SMs = 6% > 5%
     with Checker(Settings.from_dict({"smCount": 114, "target": "cuda:90", "maxWorkers": 1})) as c:
         (g,) = _launch_findings(c, path, "LAUNCH002")  # an H100 PCIe: 114 SMs
-        assert g.message.startswith("8 programs on 114 SMs (tritonlens.smCount): 106 SMs idle (93%)"), g.message
+        assert g.details[0].startswith("8 programs on 114 SMs (tritonlens.smCount): 106 SMs idle (93%)"), g.message
     bad = Settings.from_dict({"maskedLaneThreshold": 25, "smCount": -1})
     assert bad.masked_lane_threshold == 0.25 and bad.sm_count == 0 and len(bad.problems) == 2
 
@@ -199,10 +200,10 @@ def test_liger_layer_norm_captured_1500_wide_rows_in_2048_blocks(liger):
     fwd = found[("LAUNCH001", 51)]  # `mask = col_offsets < n_cols` of _layer_norm_forward_kernel
     assert fwd.kernel == "_layer_norm_forward_kernel" and fwd.column == 12
     assert "n_cols = 1500 of BLOCK_SIZE = 2048: 27% of each program's lanes idle on every masked access " \
-           "(4 accesses: lines 54, 55, 66, 86)" in fwd.message, fwd.message
-    assert "a loop over 3 blocks of 512 leaves 2% idle" in fwd.message
+           "(4 accesses: lines 54, 55, 66, 86)" in evidence(fwd), evidence(fwd)
+    assert "a loop over 3 blocks of 512 leaves 2% idle" in evidence(fwd)
     bwd = found[("LAUNCH001", 120)]
-    assert "n_cols = 1500 of BLOCK_SIZE = 2048: 27%" in bwd.message
+    assert "n_cols = 1500 of BLOCK_SIZE = 2048: 27%" in evidence(bwd)
     # the forward's captured grids are 1 to 64 rows: most of 132 SMs idle
     grid = found[("LAUNCH002", 27)]
     assert grid.data["sms"] == 132 and grid.data["programs"] < 132
