@@ -61,6 +61,7 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
                         f"the one your program runs, set moduleExecution to full")
             ours = True
             break
+    short = message  # the compiler's own words first: the cause, whatever the assumption
     severity = "info" if ours else "error"
     data: dict = {"kind": err.kind, "detail": err.message}
     if not ours:
@@ -73,13 +74,14 @@ def error_finding(kernel: KernelInfo, spec: Spec, art: Artifacts, withheld: dict
                 data["assumed_pointers"] = pointers
             shown = ", ".join(f"{n} typed {spec.signature.get(n)}" for n in assumed)
             hint = ", ".join(f"{n}={_truth_example(spec.signature.get(n, ''))}" for n in assumed)
+            short = f"with {shown} (assumed by tritonlens): {short}"
             message = (f"does not compile with {shown}, which tritonlens assumed (no capture, hint or launch site "
                        f"gives {'it' if len(assumed) == 1 else 'them'}) — {message}; if your launch passes something "
                        f"else, say so in a hint: `# tritonlens: {hint}`, or capture a real launch "
                        f"(`tritonlens capture -- CMD`)")
     return Finding(
         path=kernel.path, line=line, column=col, end_line=line, end_column=end_col, code="SRC001",
-        severity=severity, message=one_line(message), kernel=kernel.name, config=spec.describe(),
+        severity=severity, message=one_line(short), kernel=kernel.name, config=spec.describe(),
         target=spec.target, data=data, details=[message, compiled_under(spec.describe())],
     )
 
