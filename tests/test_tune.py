@@ -134,10 +134,13 @@ def test_check_does_not_offer_what_tune_measured_no_faster(tmp_path, capsys):
     cwd = os.getcwd()
     os.chdir(root)
     try:
+        cli_main(["check", KERNEL, "--target", "cuda:90", "--format", "json"])
+        launch004 = [f for f in json.loads(capsys.readouterr().out) if f["code"] == "LAUNCH004"]
         cli_main(["check", KERNEL, "--target", "cuda:90", "--fix"])
     finally:
         os.chdir(cwd)
     capsys.readouterr()
+    assert launch004 and any("no faster at the real launch" in d and "withheld" in d for d in launch004[0]["details"])
     after = open(os.path.join(root, KERNEL), encoding="utf-8").read()
     timed = {frozenset(c["label"].split(", ")) for t in targets for c in t["candidates"]}
     added = "".join(line[1:] for line in difflib.ndiff(before.splitlines(True), after.splitlines(True))
@@ -182,6 +185,7 @@ def test_a_faster_change_no_finding_carries_is_tune001_with_its_numbers_and_fix(
     capsys.readouterr()
     tuned = [f for f in found if f["code"] == "TUNE001"]
     assert len(tuned) == 1 and tuned[0]["severity"] == "warning"
-    assert "100.4 → 90.0 µs (1.12×" in tuned[0]["message"]
+    assert "100.4 → 90.0 µs (1.12×" in tuned[0]["message"] and len(tuned[0]["message"]) <= 120
+    assert any(plain["label"] in d for d in tuned[0]["details"])
     after = open(os.path.join(root, KERNEL), encoding="utf-8").read()
     assert after.count("triton.Config(") == before.count("triton.Config(") + 1

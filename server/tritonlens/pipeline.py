@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 
 from .frontend import captures as captures_mod
 from .frontend.specs import attach_tunings
-from .report.tuning import summary_of, tuned_finding, tuning_finding, weigh_proposals
+from .report.tuning import note_withheld, summary_of, tuned_finding, tuning_finding, weigh_proposals
 from .report import cost
 from .checks import analysis_digest, analysis_inputs, place_ir_paths
 from .compiler.cache import ArtifactCache
@@ -440,6 +440,7 @@ class Checker:
         if measured is not None:
             kr.findings = sorted(kr.findings + decide([measured], self.settings), key=Finding.sort_key)
         weigh_proposals(kr, plan.root)  # what a GPU measured of the configs proposed (bench/autotune)
+        note_withheld(kr, plan.root)  # what `tune` measured no faster for a finding's cause
         tuned = tuned_finding(kr, plan.root, plan.text)  # what `tune` measured faster that no finding carries
         if tuned is not None:
             kr.findings = sorted(kr.findings + [tuned], key=Finding.sort_key)

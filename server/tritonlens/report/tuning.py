@@ -79,14 +79,27 @@ def tuning_finding(kr: KernelReport, summary: TuningSummary | None, settings: Se
                f"the autotuner time {'them' if len(untimed) != 1 else 'it'}"] if untimed else []
     plan = plan_of(kr, summary) if summary.dead else None
     pruning = [plan.text()] if plan is not None else []
-    message = "; ".join([head] + keys + [summary.dead_line()] + pruning + waiting + estimates)
+    message = _short_line(summary, len(untimed))
     data: dict[str, Any] = {"tuning": summary.to_json(), "estimates": estimates,
                             "dead": [d.config.label() for d in summary.dead], "untimed": untimed, "merge_key": CODE}
     if plan is not None:
         data["prune"] = plan.to_json()
     line = k.decorator_line
     # no severity of its own: the verdict gives it the registered default, or the user's setting
-    return Finding(k.path, line, 1, line, 1, CODE, "", message, kernel=k.name, data=data)
+    return Finding(k.path, line, 1, line, 1, CODE, "", message, kernel=k.name, data=data,
+                   details=[head, *keys, summary.dead_line(), *pruning, *waiting, *estimates])
+
+
+def _short_line(summary: TuningSummary, untimed: int) -> str:
+    """LAUNCH005's one line: how many configs never came near the best and what timing them cost
+    ("autotuner: 6 of 8 configs never within 10% of the best — 2.41 s of tuning")."""
+    if not summary.dead:
+        line = f"autotuner: every one of {summary.offered} configs came within {summary.margin:.0%} of the best"
+    else:
+        cost = summary.dead_cost_s
+        line = (f"autotuner: {len(summary.dead)} of {summary.offered} configs never within {summary.margin:.0%} of "
+                f"the best" + (f" — {cost:.2f} s of tuning" if cost is not None else ""))
+    return line + (f"; {untimed} not timed in the capture" if untimed else "")
 
 
 def summary_of(tunings: list[dict[str, Any]]) -> TuningSummary | None:
@@ -252,12 +265,34 @@ def tuned_finding(kr: KernelReport, root: str | None, text: str | None = None) -
         return None
     best = min(rows, key=lambda t: t.time_us / t.chosen_us)
     k = kr.kernel
-    where = "" if writable else "; set it where the launch's values are made (no literal autotune list to add it to)"
-    message = (f"measured faster at the real launch: {best.change or best.proposal}, {best.chosen_us:.1f} → "
-               f"{best.time_us:.1f} µs ({best.chosen_us / best.time_us:.2f}×{', ' + best.gpu if best.gpu else ''}), "
-               f"outputs equal{where}")
+    where = [] if writable else ["no literal autotune list to add it to: set it where the launch's values are made "
+                                 "(configs built by code or read from a file, or computed by the caller)"]
+    message = (f"faster launch measured: {best.change or best.proposal}, {best.chosen_us:.1f} → {best.time_us:.1f} µs "
+               f"({best.chosen_us / best.time_us:.2f}×{', ' + best.gpu if best.gpu else ''})")
+    details = [f"{t.change or t.proposal}: {t.chosen_us:.1f} → {t.time_us:.1f} µs ({t.chosen_us / t.time_us:.2f}×) at "
+               f"the real launch{' on ' + t.gpu if t.gpu else ''}, outputs equal within tolerance (the config: "
+               f"{t.proposal})" for t in sorted(rows, key=lambda t: t.time_us / t.chosen_us)] + where
     data = {"tuned": [{"proposal": t.proposal, "change": t.change, "before_us": t.chosen_us, "after_us": t.time_us,
                        "gpu": t.gpu, "finding": t.finding} for t in sorted(rows, key=lambda t: t.time_us / t.chosen_us)],
             "writable": writable, "merge_key": TUNED_CODE}
     line = k.decorator_line if k.is_autotuned else k.def_line
-    return Finding(k.path, line, 1, line, 1, TUNED_CODE, "", message, kernel=k.name, data=data)
+    return Finding(k.path, line, 1, line, 1, TUNED_CODE, "", message, kernel=k.name, data=data, details=details)
+
+
+def note_withheld(kr: KernelReport, root: str | None) -> None:
+    """Each finding whose cause `tune` went after says what it measured no faster (or with other outputs) at the
+    real launch, and why those changes are not offered."""
+    if not root:
+        return
+    rows = [t for t in tuned(root, kr.kernel.path, kr.name) if not t.faster]
+    for f in kr.findings:
+        mine = [t for t in rows if t.finding == f.code]
+        if not mine:
+            continue
+        f.data["tuned_withheld"] = [{"proposal": t.proposal, "change": t.change, "verdict": t.verdict,
+                                     "before_us": t.chosen_us, "after_us": t.time_us} for t in mine]
+        shown = "; ".join(f"{t.change or t.proposal} {t.chosen_us:.1f} → {t.time_us:.1f} µs ({t.verdict})"
+                          for t in mine[:4])
+        f.add_detail(f"tune measured {len(mine)} change{'s' if len(mine) != 1 else ''} for this cause no faster at "
+                     f"the real launch{' on ' + mine[0].gpu if mine[0].gpu else ''}, withheld: {shown}"
+                     f"{'; …' if len(mine) > 4 else ''}")
