@@ -16,6 +16,7 @@ from tritonlens.compiler.pool import CompileService
 from tritonlens.model import OWN_FAILURES
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
+from conftest import evidence
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the memory bound reads /proc (Linux)")
 
@@ -69,8 +70,8 @@ def test_a_compile_past_the_memory_bound_is_a_finding_naming_it(tmp_path, bounde
     greedy = [f for f in by_kernel["add_kernel"].findings if f.code == "SRC007"]
     assert greedy, by_kernel["add_kernel"].findings
     assert greedy[0].severity == "info" and greedy[0].line == 9  # the def line
-    assert "past tritonlens's bound of 1024 MB" in greedy[0].message and "compileMemoryMB" in greedy[0].message
-    assert "not an error in the kernel" in greedy[0].message
+    assert "past tritonlens's bound of 1024 MB" in evidence(greedy[0]) and "compileMemoryMB" in evidence(greedy[0])
+    assert "not an error in the kernel" in evidence(greedy[0])
     assert greedy[0].data["kind"] == "MemoryLimit"
     assert bounded.service.restarts == 1  # the worker that hit the bound was replaced
     copied = by_kernel["copy_kernel"]
@@ -91,7 +92,8 @@ def test_check_reports_the_bound_as_its_own_limit_and_exits_0(tmp_path, capsys):
     findings = json.loads(capsys.readouterr().out)
     mine = [f for f in findings if f["kernel"] == "add_kernel"]
     assert [(f["code"], f["severity"], f["line"]) for f in mine] == [("SRC007", "info", 9)], findings
-    assert "--memory-mb" in mine[0]["message"] and "1024 MB" in mine[0]["message"]
+    mine_text = "\n".join([mine[0]["message"], *mine[0]["details"]])
+    assert "--memory-mb" in mine_text and "1024 MB" in mine_text
     assert code == 0, findings
     # with the bound off the same kernel compiles (the 3 GB table fits on this machine)
     code = cli_main(["check", str(path), "--target", "cuda:90", "--workers", "1", "--memory-mb", "0", "--format",
@@ -163,7 +165,7 @@ def test_a_compiler_growing_past_the_bound_is_the_bound(tmp_path):
         checker.service.shutdown()
     by_kernel = {k.kernel.name: k for k in report.kernels}
     big = [f for f in by_kernel["big"].findings if f.code == "SRC007"]
-    assert big and big[0].data["kind"] == "MemoryLimit" and "bound of 600 MB" in big[0].message, big
+    assert big and big[0].data["kind"] == "MemoryLimit" and "bound of 600 MB" in evidence(big[0]), big
     assert by_kernel["small"].compiled and all(cs.artifacts.ok for cs in by_kernel["small"].compiled)
 
 

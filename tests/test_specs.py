@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
 from tritonlens.frontend.discover import discover  # noqa: E402
 from tritonlens.frontend.launches import find_launches  # noqa: E402
 from tritonlens.frontend.specs import build_specs, spec_to_compile_args  # noqa: E402
+from conftest import evidence
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 DATA = os.path.join(os.path.dirname(__file__), "data", "discover")
@@ -71,7 +72,7 @@ def test_hint_times_autotune_configs():
     assert all(s.missing == ["EVEN"] for s in specs)
     (f,) = findings
     assert (f.code, f.severity, f.line) == ("SRC002", "info", 45)
-    assert "EVEN has no value" in f.message and "known only at launch" in f.message
+    assert "EVEN has no value" in evidence(f) and "known only at launch" in evidence(f)
 
 
 def test_heuristics_evaluate_once_inputs_are_known():
@@ -114,7 +115,7 @@ def test_launch_sites_give_values_and_candidates():
     assert second.constants == {"n": 1} and second.missing == ["BLOCK"]  # n=1 specialises like a real launch
     (f,) = findings
     assert f.code == "SRC002" and (f.line, f.column, f.end_column) == (15, 21, 26)
-    assert "(launch sites pass 512, triton.next_power_of_2(n_cols))" in f.message
+    assert "(launch sites pass 512, triton.next_power_of_2(n_cols))" in evidence(f)
 
 
 def test_missing_constexpr_without_launches():
@@ -130,7 +131,7 @@ def test_unevaluable_autotune_configs_are_missing_with_the_reason():
     path = os.path.join(DATA, "configs_fn.py")
     k = kernel_of(open(path, encoding="utf-8").read(), "unknowable", path=path)
     (spec,), (f,) = build_specs(k, "cuda:90")
-    assert spec.missing == ["BLOCK"] and "load_from_disk" in f.message
+    assert spec.missing == ["BLOCK"] and "load_from_disk" in evidence(f)
 
 
 def test_hint_errors_become_findings_on_the_token():
@@ -256,7 +257,7 @@ def launch(x, fast_ok, exact):
     path = "/ws/multi_line_arg.py"
     specs, (f,) = build_specs(kernel_of(src, "k", path=path), "cuda:90", launches=find_launches("k", {path: src}))
     assert f.data["candidates"] == ["fast_ok and (not exact)"]
-    assert "\n" not in f.message and "(launch sites pass fast_ok and (not exact))" in f.message
+    assert "\n" not in f.message and "(launch sites pass fast_ok and (not exact))" in evidence(f)
 
 
 def test_wrapped_and_warmup_launches_are_launch_sites():
@@ -285,7 +286,7 @@ def run_warm(x, n, big):
     assert by_param["STAGES"] == ["n // 4", "2", "4"]  # `stages` can only be 4 or 2: each is a value it passes
     assert by_param["BLOCK"] == ["2", "triton.next_power_of_2(n)"]
     assert f.data["params"] == ["STAGES", "BLOCK"] or f.data["params"] == ["BLOCK", "STAGES"]
-    assert "STAGES (launch sites pass n // 4, 2, 4)" in f.message and "`# tritonlens: " in f.message
+    assert "STAGES (launch sites pass n // 4, 2, 4)" in evidence(f) and "`# tritonlens: " in evidence(f)
 
 
 def test_an_augmented_assignment_drops_the_stale_candidate_text():

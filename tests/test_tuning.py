@@ -9,6 +9,7 @@ from tritonlens.checks.tuning import KeyTuning, MeasuredAdvice, measured_advice,
 from tritonlens.frontend.captures import load_captures, load_tunings
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
+from conftest import evidence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -56,7 +57,9 @@ def test_check_shows_tuning_and_small_m_tile(tmp_path):
         report = checker.check_file(path)
     kr = report.kernels[0]
     codes = {f.code: f for f in kr.findings}
-    assert "6 of 8 configs never came within 10%" in codes["LAUNCH005"].message
+    assert codes["LAUNCH005"].message.startswith("autotuner: 6 of 8 configs never within 10% of the best — "), \
+        codes["LAUNCH005"].message
+    assert "6 of 8 configs never came within 10%" in evidence(codes["LAUNCH005"])
     assert codes["LAUNCH005"].to_json()["tuning"]["dead_cost_s"] > 1
     tile = codes["LAUNCH004"]
     assert tile.line == 57 and tile.data["extent"] == 16 and tile.data["fit"] == 16
@@ -87,7 +90,7 @@ def test_check_fix_adds_the_fitting_config_and_the_tile_finding_goes(tmp_path, c
     assert len(kr.kernel.autotune_configs) == 9
     tuning = next(f for f in kr.findings if f.code == "LAUNCH005")
     assert len(tuning.data["untimed"]) == 1 and tuning.data["untimed"][0].startswith("BLOCK_SIZE_M=16")
-    assert "capture again to have the autotuner time it" in tuning.message
+    assert "capture again to have the autotuner time it" in evidence(tuning)
 
 
 def test_capture_notes_a_library_autotuner_that_overrides_run():
@@ -145,7 +148,7 @@ def test_check_fix_prune_removes_the_dead_configs_and_keeps_each_keys_choice(tmp
     tuning = next(f for f in kr.findings if f.code == "LAUNCH005")
     plan = tuning.data["prune"]
     assert plan["why_not"] is None and len(plan["positions"]) == 6 and plan["saves_s"] > 1
-    assert f"saving {plan['saves_s']:.2f} s of autotuning over the 2 captured keys" in tuning.message
+    assert f"saving {plan['saves_s']:.2f} s of autotuning over the 2 captured keys" in evidence(tuning)
     chosen = {kt.chosen_config.label() for kt in kr.tuning.keys}
     assert len(chosen) == 2 and not chosen & set(plan["configs"])
 
@@ -162,7 +165,7 @@ def test_check_fix_prune_removes_the_dead_configs_and_keeps_each_keys_choice(tmp
             for c in kr2.kernel.autotune_configs]
     assert sorted(left) == ["BLOCK_SIZE_M=128, BLOCK_SIZE_N=256", "BLOCK_SIZE_M=32, BLOCK_SIZE_N=64"]
     after = next(f for f in kr2.findings if f.code == "LAUNCH005")
-    assert "no dead config is left in the autotune list" in after.message
+    assert "no dead config is left in the autotune list" in evidence(after)
 
 
 def test_pruning_is_not_offered_when_a_launched_key_was_not_measured(tmp_path):
@@ -176,7 +179,7 @@ def test_pruning_is_not_offered_when_a_launched_key_was_not_measured(tmp_path):
         kr = checker.check_file(str(ws / "bench" / "autotune" / "tutorial_matmul.py")).kernels[0]
     tuning = next(f for f in kr.findings if f.code == "LAUNCH005")
     assert "1 of the 2 keys the captured launches ran have no autotuner timings" in tuning.data["prune"]["why_not"]
-    assert "pruning not offered" in tuning.message
+    assert "pruning not offered" in evidence(tuning)
     from tritonlens.fixes.tuning import prune_candidates
 
     text = open(kr.kernel.path, encoding="utf-8").read()
@@ -235,7 +238,7 @@ def test_proposals_measured_slower_on_the_gpu_are_withheld(tmp_path, capsys):
     # the advice judged by the measurement: at most an info, and the message says what was measured
     assert tile.severity == "info" and tile.data["proposal_measured"]["outcome"] == "slower"
     assert "all 3 configs proposed with BLOCK_SIZE_M ≤ 16 measured no faster on the captured launch — best 67.2 µs" \
-        in tile.message, tile.message
+        in evidence(tile), evidence(tile)
     assert not Search(kr, tile, open(path, encoding="utf-8").read(), "LAUNCH004", str(ws)).cands
     before = open(path, encoding="utf-8").read()
     cli_main(["check", path, "--fix", "--select", "LAUNCH004", "--target", "cuda:90", "--workers", "1"])

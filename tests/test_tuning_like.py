@@ -12,6 +12,7 @@ from test_tuning import FIXTURE, _workspace
 from tritonlens.checks.tuning import KeyTuning, MeasuredAdvice, candidate_parts, measured_advice
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
+from conftest import evidence
 
 LIKE = ({"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8}, 2, 5, 67.17, [128])
 UNLIKE = [({"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8}, 4, 4, 78.18, [64]),
@@ -61,10 +62,11 @@ def test_a_like_for_like_slower_trial_still_judges_it(tmp_path):
     tile = _tile_finding(ws)
     advice = MeasuredAdvice.from_data(tile.data)
     assert advice.outcome == "slower" and advice.measured == 1 and advice.unlike == 2
+    assert tile.message.endswith("; the autotuner measured that way slower"), tile.message
     assert tile.severity == "info", tile.message
     assert ("the one config with BLOCK_SIZE_M ≤ 16 was slower — best 67.2 µs (BLOCK_SIZE_M=16, BLOCK_SIZE_N=64, "
-            "BLOCK_SIZE_K=32, GROUP_SIZE_M=8, num_warps=2, num_stages=5) vs 65.3 µs chosen") in tile.message, \
-        tile.message
+            "BLOCK_SIZE_K=32, GROUP_SIZE_M=8, num_warps=2, num_stages=5) vs 65.3 µs chosen") in evidence(tile), \
+        evidence(tile)
 
 
 def test_a_proposed_config_counts_though_it_changes_more():

@@ -665,6 +665,8 @@ def judge(ctx, findings: list) -> None:
         if evidence.contradicts:  # a ceiling for the verdict (checks/verdict), said in the details already
             from .verdict import limit
 
+            f.message += "; the autotuner measured that way slower"
+
             limit(f, "info", "the autotuner measured the advised direction slower", "measured", said=True)
         broader = next((v for v in verdicts[1:] if v.judged), None)
         if not evidence.judged and broader is not None:

@@ -564,7 +564,8 @@ def _missing_findings(kernel: KernelInfo, specs: list[Spec], launches: list[_Dra
                f"`# tritonlens: {hint}` above the decorators, or record real launches with "
                f"`tritonlens capture -- CMD`")
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-    short = one_line(f"not compiled: no value for {shown} — add a hint or capture a launch")
+    short = (f"{names[0]} has no value: add a hint `# tritonlens: {names[0]}=...`" if len(names) == 1 else
+             one_line(f"not compiled: no value for {shown} — add a hint or capture a launch"))
     return [Finding(kernel.path, first.line, first.col, first.line, first.end_col, "SRC002", "info", short,
                     details=[msg], kernel=kernel.name, data={"param": names[0], "params": names,
                                               "candidates": candidates[names[0]],

@@ -93,7 +93,7 @@ def own_failure_finding(kernel: KernelInfo, spec: Spec, err: CompileError) -> Fi
     first = split_lines(err.message.strip())[0] if err.message.strip() else err.kind
     message = (f"{kernel.display_name} not compiled here: {_OWN_PREFIX.get(err.kind, err.kind)} — {first} "
                f"(tritonlens's own limit or failure, not an error in the kernel)")
-    short = f"{kernel.display_name} not compiled here: {_OWN_PREFIX.get(err.kind, err.kind)} (tritonlens's, not the kernel's)"
+    short = f"{kernel.display_name} not compiled here: {_OWN_PREFIX.get(err.kind, err.kind)} — {first}"
     return Finding(path=kernel.path, line=kernel.def_line, column=kernel.col, end_line=kernel.def_line,
                    end_column=kernel.col + 3, code="SRC007", severity="info", message=one_line(short),
                    kernel=kernel.name, config=spec.describe(), target=spec.target,
