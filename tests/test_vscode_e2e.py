@@ -404,6 +404,12 @@ def wb(request):
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _is_server(cmdline: str) -> bool:
+    """The language server's command line: `python -m tritonlens serve`, or the extension's `python -I -c '… from
+    tritonlens.cli import main …' DIST serve` (its own copy first on sys.path)."""
+    return "tritonlens" in cmdline and cmdline.rstrip().endswith(" serve")
+
+
 # ---------------------------------------------------------------- the session, in order
 def test_untrusted_workspace_compiles_nothing(wb):
     """Opened without trust (VS Code's Restricted Mode): the extension activates, says why it does nothing, and
@@ -413,7 +419,7 @@ def test_untrusted_workspace_compiles_nothing(wb):
     assert "trusted" in item["label"], item
     time.sleep(3)  # long enough for squiggles to show on a trusted workspace with a warm cache
     assert wb.squiggles("vector_add_unaligned.py") == {}
-    assert not [p for p in wb.processes() if "-m tritonlens serve" in p]
+    assert not [p for p in wb.processes() if _is_server(p)]
     assert "trusted" in wb.status_item()["label"]
     wb.shot("1-untrusted")
     wb.mark("untrusted")
@@ -423,7 +429,7 @@ def test_trusting_starts_the_server_and_squiggles_show_codes_on_their_lines(wb):
     # The banner's Manage link opens the trust editor; its Trust button trusts the folder.
     wb.wait(lambda: wb.click("a", text="Manage"), 15, "the Restricted Mode banner offers Manage")
     wb.wait(lambda: wb.click(".monaco-button", text="Trust"), 15, "the trust editor shows its Trust button")
-    wb.wait(lambda: [p for p in wb.processes() if "-m tritonlens serve" in p], 60, "the server runs")
+    wb.wait(lambda: [p for p in wb.processes() if _is_server(p)], 60, "the server runs")
     wb.click(".action-label.codicon-close", label="Modal")  # close the trust editor
     want = {13: ["warning"], 14: ["warning"], 15: ["warning"]}  # the two tl.load and the tl.store
     wb.wait(lambda: wb.squiggles("vector_add_unaligned.py") == want, 120, "the squiggles of the compile show")
@@ -575,6 +581,45 @@ def test_capture_lens_records_a_launch_without_a_gpu(wb):
     assert captured == {("scale_kernel", '{"BLOCK_SIZE": 512}', True, "cuda:80")}
     wb.shot("11-captured")
     wb.mark("capture")
+
+
+def _webview_text(wb, selector: str) -> str | None:
+    """The text of `selector` in the visible webview's page (VS Code nests it in two frames), else None."""
+    try:
+        for outer in wb.driver.find_elements(By.CSS_SELECTOR, "iframe.webview"):
+            if not outer.is_displayed():
+                continue
+            wb.driver.switch_to.frame(outer)
+            try:
+                inner = wb.driver.find_elements(By.ID, "active-frame")
+                if inner:
+                    wb.driver.switch_to.frame(inner[0])
+                    return wb.js("const e = document.querySelector(arguments[0]); return e && e.innerText", selector)
+            finally:
+                wb.driver.switch_to.default_content()
+    except (StaleElementReferenceException, NoSuchElementException):
+        wb.driver.switch_to.default_content()
+    return None
+
+
+def test_where_the_time_goes_opens_beside_the_source(wb):
+    """The palette's command (the lens on a captured kernel runs the same) opens the file's report page in a webview
+    beside it; the launch captured without a GPU has no time, and the page says what a timed capture would add."""
+    wb.keys(Keys.ESCAPE)
+    lens = wb.wait(lambda: [t for t in wb.lenses() if "where the time goes" in t], 60,
+                   "the lens on the captured kernel")
+    assert "where the time goes:" not in lens[0], lens  # captured without a GPU: no share to tell
+    wb.command("tritonlens: Show where the time goes")
+    wb.wait(lambda: any(t.startswith("where the time goes — scale.py") for t in wb.tabs()), 60,
+            "the page's tab opens")
+    ranking = wb.wait(lambda: _webview_text(wb, "#time"), 60, "the webview shows the ranking")
+    assert "the captures hold no timings" in ranking and "scale_kernel" in ranking, ranking
+    assert "capture --time" in ranking, ranking
+    assert wb.js("return document.querySelectorAll('.editor-group-container').length") >= 2  # beside the source
+    kernel = _webview_text(wb, "section.kernel[data-kernel='scale_kernel'] details.time")
+    assert kernel and "no captured launch was timed: the estimate and the physical floor only" in kernel, kernel
+    wb.shot("12-where-the-time-goes")
+    wb.mark("where the time goes")
 
 
 def test_the_log_has_each_line_once(wb):
