@@ -7,6 +7,7 @@ import json
 from tritonlens.checks import _common, facts
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
+from conftest import evidence
 
 KERNEL = '''import triton
 import triton.language as tl
@@ -54,4 +55,4 @@ def test_the_rules_agree_on_a_tile_with_contiguous_rows(tmp_path):
     assert not [f for f in found if f.code == "LAUNCH003"], [f.message for f in found]
     [narrow] = [f for f in found if f.code == "PTX001"]
     assert narrow.data.get("cause") != "stride", narrow.message
-    assert "stride" in narrow.message and "multiple of" in narrow.message, narrow.message
+    assert "stride" in evidence(narrow) and "multiple of" in evidence(narrow), evidence(narrow)

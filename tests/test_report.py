@@ -47,7 +47,7 @@ def test_autotune_finding_says_in_which_configs(tmp_path):
     loads = [f for f in report.all_findings() if f.code == "PTX001"]
     # 1024 elements over 128 threads could use 128-bit loads; 64 elements give each thread less than 128 bits
     assert len(loads) == 1 and loads[0].line == 17
-    assert "(in 1 of 2 configs: BLOCK_SIZE=1024)" in loads[0].message
+    assert "in 1 of 2 configs: BLOCK_SIZE=1024" in loads[0].details
     assert loads[0].data["configs"] == ["BLOCK_SIZE=1024"]
 
 
@@ -80,4 +80,4 @@ def test_a_kernel_of_several_specs_is_reported_once_early_then_whole(tmp_path):
     (final,) = whole
     assert first.pending == 1 and len(first.compiled) == 1
     assert final.pending == 0 and len(final.compiled) == 2
-    assert "(in 1 of 2 configs: BLOCK_SIZE=1024)" in [f for f in final.findings if f.code == "PTX001"][0].message
+    assert "in 1 of 2 configs: BLOCK_SIZE=1024" in [f for f in final.findings if f.code == "PTX001"][0].details

@@ -19,6 +19,7 @@ from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
 from tritonlens.device.targets import has_local_gpu
 from tritonlens.device.virtual_gpu import GPUS, lookup
+from conftest import evidence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "data", "virtual_gpu")
@@ -145,7 +146,7 @@ def test_a_library_that_reads_its_device_from_the_environment(checker):
     report = checker.check_file(_lib("env_probe"))
     (f,) = _codes(report, "SRC006")
     assert f.line == 4 and "no device detected (ENVLIB_DEVICE='')" in f.message
-    assert "`tritonlens.env` setting" in f.message and "--env NAME=value" in f.message
+    assert "`tritonlens.env` setting" in evidence(f) and "--env NAME=value" in evidence(f)
     with Checker(Settings(target="cuda:90", max_workers=1, env={"ENVLIB_DEVICE": "cuda"})) as given:
         report = given.check_file(_lib("env_probe"))
     assert not _codes(report, "SRC006") and report.kernels[0].compiled[0].artifacts.ok
@@ -163,9 +164,9 @@ def test_a_module_that_allocates_on_the_device_at_import_gets_one_src006_saying_
     report = checker.check_file(_lib("allocates"))
     (f,) = _codes(report, "SRC006")
     assert f.line == 4 and f.severity == "warning"  # `from .buffers import WORKSPACE_BYTES`
-    assert "DeviceUseRefused: the module allocates on the device at import, at " in f.message
-    assert "buffers.py:6: WORKSPACE = torch.empty(WORKSPACE_BYTES.value" in f.message
-    assert "nothing is allocated on a device or launched while tritonlens checks" in f.message
+    assert "DeviceUseRefused: the module allocates on the device at import, at " in evidence(f)
+    assert "buffers.py:6: WORKSPACE = torch.empty(WORKSPACE_BYTES.value" in evidence(f)
+    assert "nothing is allocated on a device or launched while tritonlens checks" in evidence(f)
 
 
 # ---------------------------------------------------------------- the GPU the findings name
@@ -202,7 +203,7 @@ def test_grid_underfill_names_the_gpu(tmp_path, capsys, gpu, target, head):
     args = ["check", path, "--format", "json", "--workers", "1", "--target", target, "--select", "LAUNCH002"]
     assert cli.main(args + (["--gpu", gpu] if gpu else [])) == 0
     (f,) = json.loads(capsys.readouterr().out)
-    assert f["message"].startswith(head), f["message"]
+    assert f["details"][0].startswith(head), f["details"]  # the rule's account names the GPU and the target
     assert set(f) >= {"path", "line", "column", "end_line", "end_column", "code", "severity", "message", "kernel",
                       "config", "target"}
 
@@ -213,7 +214,7 @@ def test_shared_memory_limit_names_the_gpu(gpu, name):
     with Checker(Settings(target="cuda:90", max_workers=1, gpu=gpu)) as c:
         report = c.check_file(os.path.join(BAD, "matmul_big_shared.py"))
     (f,) = _codes(report, "RES001")
-    assert f"; {name} allows 232448 B (227 KB)" in f.message and f.data["gpu"] == (gpu or "h100")
+    assert f"; {name} allows 232448 B (227 KB)" in evidence(f) and f.data["gpu"] == (gpu or "h100")
 
 
 def test_a_gpu_of_another_arch_than_the_target_is_a_usage_error(capsys):
