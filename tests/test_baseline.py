@@ -43,6 +43,19 @@ def baseline_of(root):
     return str(root / ".tritonlens" / "baseline.json")
 
 
+def _with_evidence(out: str, marker: str) -> list[str]:
+    """Each line of `check --verbose` output holding `marker`, with the evidence lines printed under it."""
+    lines = out.splitlines()
+    blocks = []
+    for i, line in enumerate(lines):
+        if marker in line:
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("    "):
+                j += 1
+            blocks.append(" ".join([line, *(ln.strip() for ln in lines[i + 1:j])]))
+    return blocks
+
+
 def test_narrowed_loads_fail_the_gate_and_reverting_passes(capsys, workspace):
     root, k = workspace("vector_add.py")
     code, out, _ = run(capsys, "baseline", "save", str(k), *CUDA)
@@ -54,9 +67,9 @@ def test_narrowed_loads_fail_the_gate_and_reverting_passes(capsys, workspace):
 
     # The hint's divisibility removed: the mask can no longer be proven aligned, loads and stores fall to 32 bits.
     edit(k, "n_elements=i32%16", "n_elements=i32")
-    code, out, _ = run(capsys, "check", str(k), "--baseline", base, *CUDA)
+    code, out, _ = run(capsys, "check", str(k), "--baseline", base, "--verbose", *CUDA)
     assert code == 1
-    base001 = [ln for ln in out.splitlines() if " BASE001 " in ln]
+    base001 = _with_evidence(out, " BASE001 ")
     assert all(ln.startswith("k.py:9:1: BASE001 [warning]") for ln in base001)  # the def line
     assert any("ld.global widths 4×128-bit → 16×32-bit since the baseline (mean width 128 → 32 bits)" in ln
                for ln in base001)
@@ -64,14 +77,14 @@ def test_narrowed_loads_fail_the_gate_and_reverting_passes(capsys, workspace):
     assert any("findings new since the baseline: PTX001 0 → 2 (new on lines 13, 14); PTX002 0 → 1" in ln
                for ln in base001)
     assert all("changed: n_elements i32%16 → i32" in ln for ln in base001)  # the one knob that changed
-    [ptx001] = [ln for ln in out.splitlines() if ln.startswith("k.py:13:9: PTX001 [warning] loads are 32-bit")]
+    [ptx001] = [ln for ln in out.splitlines() if ln.startswith("k.py:13:9: PTX001 [warning] 32-bit loads")]
     assert not ptx001.endswith("(in the baseline)")  # new
 
     code, out, _ = run(capsys, "diff", str(k), *CUDA)
     assert code == 0
     assert "spec: n_elements i32%16 → i32" in out
     assert "ld.global widths 4×128-bit → 16×32-bit  (regressed: mean width 128 → 32 bits)" in out
-    assert "+ PTX001 line 13: loads are 32-bit" in out and "+ PTX002 line 15: stores are 32-bit" in out
+    assert "+ PTX001 line 13: 32-bit loads" in out and "+ PTX002 line 15: 32-bit stores" in out
     assert "IR changed: ttir, ttgir, llir, ptx, sass" in out
     assert out.rstrip().endswith("1 of 1 spec(s) changed since the baseline")
 

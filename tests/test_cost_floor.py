@@ -72,5 +72,6 @@ def test_a_finding_on_a_launch_the_model_cannot_price_says_so(tmp_path, capsys):
               kernel])
     findings = json.loads(capsys.readouterr().out)
     [grid] = [f for f in findings if f["code"] == "LAUNCH002"]
-    assert grid["message"].endswith("[cost: unknown — the trips of 1 loop (line 12) unknown]"), grid
-    assert "~" not in grid["message"].split("[cost:")[1] and grid["severity"] == "info"
+    assert grid["message"].endswith(" — cost unknown"), grid
+    assert "cost: unknown — the trips of 1 loop (line 12) unknown" in grid["details"], grid["details"]
+    assert "~" not in grid["message"] and grid["severity"] == "info"

@@ -12,6 +12,7 @@ import pytest
 
 from tritonlens.pipeline import Checker
 from tritonlens.settings import Settings
+from conftest import evidence
 
 SOURCE = '''\
 import triton
@@ -166,7 +167,7 @@ def test_lanes_a_row_apart_that_walk_the_row_cost_the_l1_not_8x_the_dram(tmp_pat
     [kr] = [k for k in report.kernels if k.kernel.name == "row_walk_lanes"]
     [f] = [f for f in kr.findings if f.code == "LAUNCH003"]
     assert (f.data["inflation"], f.data["reuse"], f.data["dram_inflation"], f.data["wavefronts"]) == (8, 8, 1, 32)
-    assert "read the rest of those sectors from L1" in f.message
+    assert "read the rest of those sectors from L1" in evidence(f)
     costs = [lc for cs in kr.compiled for lc in (cs.metrics or {}).get("launch_costs") or []]
     assert len(costs) == 2
     for lc in costs:

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import require_module
+from conftest import require_module, evidence
 
 from tritonlens.checks.costmodel import mean_launch_us
 from tritonlens.cli import main as cli_main
@@ -168,6 +168,6 @@ def test_launch005_says_the_model_has_no_estimate_of_a_launch_of_unknown_trips(t
     with Checker(Settings(target="cuda:90", gpu="h200")) as checker:
         kr = checker.check_file(str(path)).kernels[0]
     [tuning] = [f for f in kr.findings if f.code == "LAUNCH005"]
-    assert "the cost model estimates" not in tuning.message
+    assert "the cost model estimates" not in evidence(tuning)
     assert ("key (16, 8192, 8192, float16, float16, float16): the cost model has no estimate of the chosen config's "
-            "launch (the trips of 1 loop (line 55) unknown), the autotuner measured 65.3 µs") in tuning.message
+            "launch (the trips of 1 loop (line 55) unknown), the autotuner measured 65.3 µs") in evidence(tuning)

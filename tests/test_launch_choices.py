@@ -5,6 +5,7 @@ import os
 import sys
 
 import pytest
+from conftest import evidence
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "server"))
 
@@ -55,7 +56,7 @@ def test_each_value_a_launch_site_can_pass_is_compiled_and_labelled():
     shape = kernels["from_shape"]
     assert shape.compiled == []
     (f,) = [f for f in shape.findings if f.code == "SRC002"]
-    assert "launch sites pass triton.next_power_of_2(x.shape[1])" in f.message
+    assert "launch sites pass triton.next_power_of_2(x.shape[1])" in evidence(f)
 
 
 def test_arguments_computed_from_one_unknown_are_not_combined():
@@ -84,7 +85,7 @@ def run(x, n, wide):
     assert sorted(s.label for s in specs) == [f"launch at k.py:12 (WIDE={w} of 0, 1)" for w in (0, 1)]
     assert all(s.missing == ["MODE", "BLOCK"] for s in specs)
     assert f.data["candidates_by_param"] == {"MODE": ["0", "1"], "BLOCK": ["16", "32", "64"]}
-    assert "MODE (launch sites pass 0, 1); BLOCK (launch sites pass 16, 32, 64)" in f.message
+    assert "MODE (launch sites pass 0, 1); BLOCK (launch sites pass 16, 32, 64)" in evidence(f)
 
 
 def test_a_local_computed_from_the_same_unknown_ties_arguments_too():

@@ -124,6 +124,7 @@ def weigh(ctx, findings: list) -> list[tuple[dict[str, Any], Cost]]:
             if cost_weighed(f.code) and f.severity != "error" and id(f) not in tail \
                     and any(gain_of(c, f) is not None for _, c in costs):
                 f.data["est_unknown"] = unknown
+                f.message += " — cost unknown"
                 f.add_detail(f"cost: unknown — {unknown}", replacing="cost: ")
         return costs
     weights = [max(1, int(launch.get("count") or 1)) for launch, _ in costs]
