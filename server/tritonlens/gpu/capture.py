@@ -219,7 +219,8 @@ def _paths_said(file: str, start: int, root: str) -> list[str]:
     outside: dict[str, int] = {}
     missing: dict[str, int] = {}
     try:  # a workspace file (reads): a committed link out of it, to /dev/zero or a FIFO is not read
-        with open_file(file, root) as f:
+        # inside its own folder: the workspace's .tritonlens/, or wherever --output put it
+        with open_file(file, os.path.dirname(os.path.abspath(file))) as f:
             f.seek(start)
             for raw in bounded_lines(f):
                 if b'"record": "summary"' in raw or b'"record": "tuning"' in raw:
