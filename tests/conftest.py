@@ -91,5 +91,9 @@ def checkers():
 
 def evidence(f) -> str:
     """A finding's one-line message and every line of its evidence (`Finding.details`: the rule's full account, the
-    spec, the cost, the verdict's reason) — what the hover and `check --verbose` show under the squiggle's line."""
-    return "\n".join([f.message, *f.details])
+    spec, the cost, the verdict's reason) — what the hover and `check --verbose` show under the squiggle's line. `f` is
+    a Finding, a finding of `check --format json`, or an LSP diagnostic (its details are in its data)."""
+    if isinstance(f, dict):
+        return "\n".join([f["message"], *f.get("details", [])])
+    details = f.details if hasattr(f, "details") else (getattr(f, "data", None) or {}).get("details", [])
+    return "\n".join([f.message, *details])

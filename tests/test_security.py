@@ -17,6 +17,7 @@ import time
 import pytest
 
 from tritonlens.cli import main as cli_main
+from conftest import evidence
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
 
@@ -83,7 +84,7 @@ def test_what_the_sandbox_refuses_is_tritonlenss_limit_not_the_users_error(confi
     path = module(tmp_path, "cachey", f'open({str(outside / "cache.db")!r}, "w").write("x")\n')
     code, findings, _ = check(capsys, path, "--module-execution", "full")
     assert code == 0 and [(f["code"], f["severity"]) for f in findings] == [("SRC006", "info")], findings
-    message = findings[0]["message"]
+    message = evidence(findings[0])
     assert "tritonlens's sandbox refused" in message and "cache.db" in message, message
     assert "not an error in the module" in message and "TRITONLENS_NO_SANDBOX=1" in message, message
     assert not (outside / "cache.db").exists()
@@ -97,7 +98,7 @@ def test_what_the_sandbox_refuses_is_tritonlenss_limit_not_the_users_error(confi
     plain = module(tmp_path, "plain", "")
     code, findings, _ = check(capsys, plain)
     assert code == 0 and [(f["code"], f["severity"]) for f in findings] == [("SRC007", "info")], findings
-    message = findings[0]["message"]
+    message = evidence(findings[0])
     assert "refused by tritonlens's sandbox" in message and str(wrapper) in message, message
     assert "not an error in the kernel" in message, message
     monkeypatch.setenv("TRITONLENS_NO_SANDBOX", "1")
@@ -160,7 +161,7 @@ def test_no_network(confined, tmp_path, capsys):
         thread.join(2)
         server.close()
     assert not reached, "module code reached a listening port"
-    assert [f["code"] for f in findings] == ["SRC006"] and "PermissionError" in findings[0]["message"], findings
+    assert [f["code"] for f in findings] == ["SRC006"] and "PermissionError" in evidence(findings[0]), findings
 
 
 def test_secrets_of_the_checking_process_never_reach_the_output(confined, tmp_path):
@@ -180,8 +181,8 @@ def test_secrets_of_the_checking_process_never_reach_the_output(confined, tmp_pa
                           "--format", "json", "--module-execution", "full"], capture_output=True, text=True,
                          env=env, timeout=300)
     findings = json.loads(run.stdout)
-    assert [f["code"] for f in findings] == ["SRC006"] and "leaked:" in findings[0]["message"], findings
-    assert "Permission denied" in findings[0]["message"], findings
+    assert [f["code"] for f in findings] == ["SRC006"] and "leaked:" in evidence(findings[0]), findings
+    assert "Permission denied" in evidence(findings[0]), findings
     assert SECRET not in run.stdout + run.stderr
 
 
@@ -212,7 +213,7 @@ def test_a_crafted_pickle_on_the_worker_pipe_runs_nothing(confined, tmp_path, ca
     code, findings, _ = check(capsys, evil, "--module-execution", "full")
     assert not mark.exists(), "the worker's pickle ran in the checking process"
     assert [(f["code"], f["severity"]) for f in findings] == [("SRC007", "info")], findings
-    assert "malformed answer" in findings[0]["message"], findings
+    assert "malformed answer" in evidence(findings[0]), findings
     assert code == 0
 
 
@@ -247,7 +248,7 @@ def test_a_module_that_crashes_at_import_is_blamed(tmp_path, capsys):
     path = module(tmp_path, "uses_crash", "", kernel=HELPER_KERNEL.format(helper="crashing_helper"))
     code, findings, _ = check(capsys, path)
     assert [(f["code"], f["severity"]) for f in findings] == [("SRC007", "info")], findings
-    message = findings[0]["message"]
+    message = evidence(findings[0])
     assert "importing the module crashed" in message and "`crashing_helper`" in message, message
     assert "SIGSEGV" in message and "compiler" not in message, message
     assert code == 0
@@ -258,7 +259,7 @@ def test_a_module_that_hangs_at_import_is_blamed(tmp_path, capsys):
     path = module(tmp_path, "uses_hang", "", kernel=HELPER_KERNEL.format(helper="hanging_helper"))
     code, findings, _ = check(capsys, path, "--timeout", "8")
     assert [(f["code"], f["severity"]) for f in findings] == [("SRC007", "info")], findings
-    message = findings[0]["message"]
+    message = evidence(findings[0])
     assert "importing the module timed out" in message and "`hanging_helper`" in message, message
     assert "compileTimeout" not in message, message
     assert code == 0
@@ -269,7 +270,7 @@ def test_an_exception_while_importing_a_helper_names_the_helper(tmp_path, capsys
     path = module(tmp_path, "uses_raise", "", kernel=HELPER_KERNEL.format(helper="raising_helper"))
     code, findings, _ = check(capsys, path)
     assert [(f["code"], f["severity"]) for f in findings] == [("SRC006", "warning")], findings
-    message = findings[0]["message"]
+    message = evidence(findings[0])
     assert "RuntimeError: no license server (while importing `raising_helper`)" in message, message
 
 

@@ -13,6 +13,7 @@ import re
 import textwrap
 
 from tritonlens.cli import main as cli_main
+from conftest import evidence
 
 KERNEL = '''
 # tritonlens: x_ptr=*fp32, n=i32, BLOCK=1024
@@ -73,8 +74,8 @@ def test_a_forged_numeric_metric_is_a_malformed_answer_not_markup(tmp_path, caps
     code = cli_main(["check", path, "--target", "cuda:90", "--workers", "1", "--format", "json",
                      "--module-execution", "full"])
     findings = json.loads(capsys.readouterr().out)
-    assert [f["code"] for f in findings] == ["SRC007"] and "malformed answer" in findings[0]["message"], findings
-    assert "metric 'registers' is not a number" in findings[0]["message"]
+    assert [f["code"] for f in findings] == ["SRC007"] and "malformed answer" in evidence(findings[0]), findings
+    assert "metric 'registers' is not a number" in evidence(findings[0])
     assert code == 0
     scripts_are_only_the_pages_own(page)
 

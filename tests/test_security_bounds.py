@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from conftest import evidence
 
 TRITONLENS = os.path.join(os.path.dirname(sys.executable), "tritonlens")
 
@@ -43,7 +44,7 @@ def test_a_file_too_deep_to_parse_gets_one_finding_and_the_run_goes_on(tmp_path)
     findings = json.loads(done.stdout)
     assert [(os.path.basename(f["path"]), f["line"], f["code"], f["severity"]) for f in findings] == \
            [("deep.py", 1, "SRC007", "info")], findings
-    assert "nests more than 250 levels deep" in findings[0]["message"]
+    assert "nests more than 250 levels deep" in evidence(findings[0])
     # good.py's kernel compiled from its launch site (BLOCK=256), not left without a value (SRC002)
     text = check(tmp_path, "good.py", "deep.py")
     assert "good.py::add_kernel [cuda:90, num_warps=4, num_stages=3, BLOCK=256" in text.stdout, text.stdout
@@ -68,7 +69,7 @@ def test_a_38_mb_file_is_not_read(tmp_path):
     max_kb, code = map(int, head.split())
     findings = json.loads(rest)
     assert code == 0 and [(f["code"], f["line"]) for f in findings] == [("SRC007", 1)], (findings, out.stderr)
-    assert "past tritonlens's bound of 12 MB" in findings[0]["message"]
+    assert "past tritonlens's bound of 12 MB" in evidence(findings[0])
     assert max_kb < 600_000, f"checking a 38 MB file took {max_kb >> 10} MB"  # 3.3 GB before
 
 
@@ -84,7 +85,7 @@ def test_launch_sites_are_bounded_per_kernel(checker, tmp_path):
     assert len(kr.compiled) == 12, len(kr.compiled)
     (limit,) = [f for f in report.all_findings() if f.code == "SRC007"]
     assert limit.severity == "info" and limit.line == 6 and limit.data["kind"] == "SpecLimit"
-    assert "12 of 1000 launch-site specs compiled" in limit.message and "988 skipped" in limit.message
+    assert "12 of 1000 launch-site specs compiled" in evidence(limit) and "988 skipped" in evidence(limit)
 
 
 def test_launch_sites_are_bounded_per_run(checker, tmp_path, monkeypatch):
@@ -104,5 +105,5 @@ def test_launch_sites_are_bounded_per_run(checker, tmp_path, monkeypatch):
     assert [len(a.kernels[0].compiled), len(b.kernels[0].compiled)] == [3, 1]
     (limit,) = [f for f in b.all_findings() if f.code == "SRC007"]
     assert "1 of 5 launch-site specs compiled (the bound on launch-site compiles per run was reached)" in \
-           limit.message, limit.message
+           evidence(limit), evidence(limit)
 

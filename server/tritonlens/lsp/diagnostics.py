@@ -68,7 +68,7 @@ def to_diagnostic(f: Finding, lines: list[str] | None = None) -> types.Diagnosti
         source=SOURCE,
         related_information=related or None,
         data=jsonable({"kernel": f.kernel, "code": f.code, "line": f.line, "column": f.column,
-                       "config": f.config, "target": f.target, "finding": f.data}),
+                       "config": f.config, "target": f.target, "finding": f.data, "details": f.details}),
     )
 
 
