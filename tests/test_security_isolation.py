@@ -18,6 +18,7 @@ import textwrap
 import pytest
 
 from tritonlens.compiler import sandbox
+from conftest import evidence
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
 
@@ -95,7 +96,7 @@ def test_sandbox_modules_on_pythonpath_never_run_unconfined(confined, tmp_path):
     assert code == 0 and findings == [], (findings, err)
     code, findings, err = check(ws, "launched.py", {"PYTHONPATH": with_path(src), "TRITONLENS_TEST_TOKEN": SECRET,
                                                     "TRITONLENS_CACHE_DIR": str(tmp_path / "cache")})
-    assert any("`__main__` block of this file" in f["message"] for f in findings), (findings, err)  # it ran
+    assert any("`__main__` block of this file" in evidence(f) for f in findings), (findings, err)  # it ran
     assert _listing(marks) == [], "ran before the sandbox was up: " + ", ".join(_listing(marks))
     assert "sandbox" not in err.lower(), err  # no worker said it ran without a part of its sandbox
 
@@ -159,7 +160,7 @@ def test_no_module_the_auto_capture_loads_before_it_is_confined_comes_from_the_w
     (ws / "launched.py").write_text(KERNEL.format(imports="", hint="") + MAIN.format(check=probe))
     code, findings, err = check(ws, "launched.py", {"PYTHONPATH": with_path(src),
                                                     "TRITONLENS_CACHE_DIR": str(tmp_path / "cache")})
-    assert any("`__main__` block of this file" in f["message"] for f in findings), (findings, err)
+    assert any("`__main__` block of this file" in evidence(f) for f in findings), (findings, err)
     assert not [f for f in findings if f["code"] in ("SRC002", "SRC006", "SRC008")], (findings, err)
 
 
@@ -259,4 +260,4 @@ def test_a_src_layout_on_pythonpath_still_compiles_sandboxed(confined, tmp_path)
     assert code == 0 and findings == [], (findings, err)
     assert "sandbox" not in err.lower(), err  # confined, as ever
     _, without, _ = check(ws, path, env)
-    assert any("mylib" in f["message"] for f in without), without  # PYTHONPATH is what found it
+    assert any("mylib" in evidence(f) for f in without), without  # PYTHONPATH is what found it

@@ -20,6 +20,7 @@ import pytest
 
 from tritonlens.compiler.pool import CompileJob, CompileService
 from tritonlens.model import Spec
+from conftest import evidence
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and the sandbox are Linux's")
 
@@ -162,7 +163,7 @@ def test_a_double_forked_grandchild_of_the_automatic_capture_ends_with_the_check
                            "json"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "TRITONLENS_CACHE_DIR": str(tmp_path / "cache")})
     findings = json.loads(done.stdout or "[]")
-    assert any("`__main__` block of this file" in f["message"] for f in findings), (findings, done.stderr)
+    assert any("`__main__` block of this file" in evidence(f) for f in findings), (findings, done.stderr)
     assert gone_within(mark, 2.0), f"a grandchild of the automatic capture outlived the check: {alive(mark)}"
 
 
@@ -210,5 +211,5 @@ def test_a_sparse_capture_file_is_not_copied_into_the_cache(confined, tmp_path):
                           env={**os.environ, "TRITONLENS_CACHE_DIR": str(cache)})
     findings = json.loads(done.stdout or "[]")
     assert _real_bytes(cache / "autocapture") < 1 << 20, _real_bytes(cache / "autocapture")
-    assert any(f["code"] == "SRC008" and "capture file was not kept" in f["message"] and "over the 32 MB" in
-               f["message"] for f in findings), (findings, done.stderr)
+    assert any(f["code"] == "SRC008" and "capture file was not kept" in evidence(f) and "over the 32 MB" in
+               evidence(f) for f in findings), (findings, done.stderr)

@@ -13,6 +13,7 @@ import sys
 import textwrap
 
 import pytest
+from conftest import evidence
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
 
@@ -87,7 +88,7 @@ def test_module_code_reads_neither_git_config_nor_keys_nor_dotfiles(confined, tm
     cache = {"TRITONLENS_CACHE_DIR": str(tmp_path / "cache")}
     done = check(ws, home, path, "json", cache)
     findings = json.loads(done.stdout)
-    messages = " ".join(f["message"] for f in findings)
+    messages = " ".join(evidence(f) for f in findings)
     assert "read: PermissionError | PermissionError | PermissionError | PermissionError | PermissionError | " \
            "PermissionError |" in messages, (findings, done.stderr)
     assert "[project]" in messages  # the import ran, and read the workspace's own file
@@ -103,7 +104,7 @@ def test_unconfined_the_same_module_reads_them_all(tmp_path):
     ws, home, path = hostile_workspace(tmp_path)
     done = check(ws, home, path, "json", {"TRITONLENS_NO_SANDBOX": "1",
                                           "TRITONLENS_CACHE_DIR": str(tmp_path / "cache")})
-    messages = " ".join(f["message"] for f in json.loads(done.stdout))
+    messages = " ".join(evidence(f) for f in json.loads(done.stdout))
     assert TOKEN in messages and KEY in messages and DOTFILE in messages, messages
 
 

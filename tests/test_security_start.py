@@ -16,6 +16,7 @@ import textwrap
 import pytest
 
 from tritonlens.compiler import sandbox
+from conftest import evidence
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
 
@@ -242,7 +243,7 @@ def test_a_child_cannot_leave_the_workers_group(confined, tmp_path):
     path.write_text(KERNEL.format(imports="from escaper import SCALE"))
     try:
         code, findings, err = check(tmp_path, path, env={"TRITONLENS_CACHE_DIR": str(tmp_path / "cache")})
-        messages = " ".join(f["message"] for f in findings)
+        messages = " ".join(evidence(f) for f in findings)
         assert "setsid: PermissionError;" in messages and "setpgid: PermissionError;" in messages, (findings, err)
         assert code == 1 and any(f["code"] == "SRC006" for f in findings)  # the check went on to its report
         deadline = time.monotonic() + 10
@@ -330,5 +331,5 @@ def test_a_committed_venvs_site_code_runs_only_confined_in_the_auto_capture(conf
     out, err = proc.communicate(timeout=300)
     findings = json.loads(out)
     assert not [f for f in findings if f["code"] in ("SRC002", "SRC006", "SRC008")], (findings, err)
-    assert any("`__main__` block of this file" in f["message"] for f in findings), json.dumps(findings)  # it ran
+    assert any("`__main__` block of this file" in evidence(f) for f in findings), json.dumps(findings)  # it ran
     assert sorted(os.listdir(marks)) == [f"pid-{proc.pid}"], "a process ran the site unconfined: " + _marks(marks)
