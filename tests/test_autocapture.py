@@ -16,6 +16,7 @@ from tritonlens.frontend.discover import discover
 from tritonlens.frontend.launchers import find_launchers
 from tritonlens.frontend.launches import find_launches
 from tritonlens.frontend.specs import build_specs, origin_kind
+from conftest import evidence
 
 pytest.importorskip("torch", reason="the launch code allocates torch tensors")
 
@@ -349,13 +350,14 @@ def test_findings_on_test_sized_launches_are_infos_that_say_so(tmp_path):
     assert {f["code"] for f in tiny} >= {"LAUNCH001", "LAUNCH002"}
     assert all(f["severity"] == "info" for f in tiny), tiny
     for f in tiny:
-        assert "a test-sized launch:" in f["message"] and "bound by the launch itself" in f["message"], f["message"]
-        assert "`test_scale_rows` in this file" in f["message"]
+        assert "a test-sized launch:" in evidence(f) and "bound by the launch itself" in evidence(f), evidence(f)
+        assert "`test_scale_rows` in this file" in evidence(f)
     (grid,) = [f for f in found if f["path"].endswith("/rows.py") and f["code"] == "LAUNCH002"]
     assert grid["severity"] == "info"
-    assert "the shape of a test's launch (`test_row_sum` in this file)" in grid["message"]
+    assert "the shape of a test's launch (`test_row_sum` in this file)" in evidence(grid)
     (main_grid,) = [f for f in found if f["path"].endswith("rows_main.py") and f["code"] == "LAUNCH002"]
-    assert main_grid["severity"] == "warning" and "test" not in main_grid["message"].split("[cost")[1]
+    after_account = " ".join(d for d in main_grid["details"] if d.startswith(("cost:", "verdict:", "in ")))
+    assert main_grid["severity"] == "warning" and "test" not in after_account, main_grid["details"]
 
 
 # OPS whose block size is the caller's

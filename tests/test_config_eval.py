@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+from conftest import evidence
 
 SERVER = os.path.join(os.path.dirname(__file__), "..", "server")
 sys.path.insert(0, SERVER)
@@ -68,7 +69,7 @@ def test_check_runs_no_config_code_of_the_file_in_the_checking_process(tmp_path)
                          capture_output=True, text=True, env=env, timeout=300)
     assert not written.exists()
     (f,) = json.loads(out.stdout)
-    assert f["code"] == "SRC002" and "the autotune configs could not be evaluated" in f["message"]
+    assert f["code"] == "SRC002" and "the autotune configs could not be evaluated" in evidence(f)
 
 
 def _raw_request(path, target="cuda:90", gpu="h100"):

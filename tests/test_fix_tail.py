@@ -16,6 +16,7 @@ import pytest
 from tritonlens.fixes import tail as fix_tail
 from tritonlens.report.irviews import SpecView, compiled_specs
 from tritonlens.settings import Settings
+from conftest import evidence
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -143,8 +144,8 @@ def test_vector_add_gets_a_full_block_path_that_compiles_wide_and_computes_the_s
     assert sorted((g.code, g.line) for g in new.findings if g.code.startswith("PTX")) == [
         ("PTX001", 18), ("PTX001", 19), ("PTX002", 20)]
     # ... and one program of a launch runs it: infos that say so, no squiggles left by the applied fix
-    assert all(g.severity == "info" and "the last, partial block" in g.message
-               for g in new.findings if g.code.startswith("PTX")), [g.message for g in new.findings]
+    assert all(g.severity == "info" and "the last, partial block" in evidence(g)
+               for g in new.findings if g.code.startswith("PTX")), [evidence(g) for g in new.findings]
     assert set(_opcodes(new, 18, "ld.global")) == {"ld.global.b32"}
 
     said, traded = cand.outcome(kr, new, f, SETTINGS)
