@@ -12,7 +12,7 @@ import time
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, evidence
 from fix_kernels import BODY as _BODY
 from lsprotocol import types
 
@@ -83,7 +83,7 @@ async def test_shared_memory_fix_edits_the_failing_autotune_config(client: Langu
     await start(client, tmp_path)
     open_doc(client, uri, AUTOTUNED)
     (diag,) = by_code(await settled(client, uri, lambda d: by_code(d, "RES001")), "RES001")
-    assert "in 1 of 2 configs" in diag.message, diag.message
+    assert "in 1 of 2 configs" in evidence(diag), evidence(diag)
 
     actions = await quick_fixes(client, uri, diag)
     titles = [a.title for a in actions]
@@ -121,7 +121,7 @@ async def test_no_config_fix_when_configs_are_built_by_code(client: LanguageClie
     await start(client, tmp_path)
     open_doc(client, uri, COMPREHENDED)
     (diag,) = by_code(await settled(client, uri, lambda d: by_code(d, "RES001")), "RES001")
-    assert "in 1 of 2 configs" in diag.message, diag.message
+    assert "in 1 of 2 configs" in evidence(diag), evidence(diag)
     assert list(await quick_fixes(client, uri, diag) or []) == []
 
 

@@ -13,6 +13,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from lsprotocol import types
 
 from test_lsp import SERVER, apply_edits, by_code, open_doc, quick_fixes, settled, start
+from conftest import evidence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -55,7 +56,7 @@ async def test_hover_lens_and_prune_fix_of_a_tuned_kernel(client: LanguageClient
     assert any("autotuned: 8 configs × 2 keys, 6 dead (1.5 s of tuning)" in t for t in titles), titles
 
     (prune_diag,) = by_code(diags, "LAUNCH005")
-    assert "pruning the 6 dead configs still in the autotune list, saving 1.54 s" in prune_diag.message
+    assert "pruning the 6 dead configs still in the autotune list, saving 1.54 s" in evidence(prune_diag)
     actions = await quick_fixes(client, uri, prune_diag)
     prune = next(a for a in actions if a.title.startswith("Remove the 6 dead configs from the autotune list"))
     pruned = apply_edits(text, prune.edit.changes[uri])
