@@ -376,7 +376,7 @@ def test_browser_click_source_line_highlights_ir(browser, page_file, tmp_path):
                                               '[data-path="examples/bad/vector_add_unaligned.py"]')
     browser.execute_script("arguments[0].scrollIntoView()", k)
     finding = k.find_element(By.CSS_SELECTOR, '.finding[data-code="PTX001"][data-line="13"]')
-    assert "loads are 32-bit" in finding.text
+    assert "32-bit loads, not 128-bit" in finding.text  # the one-line message; the evidence is folded under it
     k.find_element(By.CSS_SELECTOR, '.src-line[data-source-line="13"]').click()
     assert "selected" in k.find_element(By.CSS_SELECTOR, '.src-line[data-source-line="13"]').get_attribute("class")
     panes = {p.get_attribute("data-stage"): p for p in k.find_elements(By.CSS_SELECTOR, ".spec-panes .pane")}

@@ -246,7 +246,7 @@ class _Page:
                 + (f' data-specs="{_e(specs)}"' if specs else "") +
                 f'><a class="code" href="#rule-{_e(f.code)}">{_e(f.code)}</a> <span class="sev">{_e(f.severity)}'
                 f'</span> <span class="where">{f.line}:{f.column}</span> <span class="msg">{_e(f.message)}</span>'
-                f'{link}</div>')
+                f'{link}{_evidence(f)}</div>')
 
     # ------------------------------------------------------------ kernels
     @staticmethod
@@ -568,3 +568,12 @@ def write_report(reports: list, out_path: str, settings: Settings | None = None,
     text, stats = render_report(reports, settings, **kw)
     write_file(out_path, text)  # never through a link out of the folder named
     return stats
+
+
+def _evidence(f: Finding) -> str:
+    """The finding's details (its full account, spec, cost, the specs it holds in, the verdict's reason), folded
+    under its one-line message."""
+    if not f.details:
+        return ""
+    return ('<details class="evidence"><summary>evidence</summary><ul>'
+            + "".join(f"<li>{_e(d)}</li>" for d in f.details) + "</ul></details>")
