@@ -22,3 +22,21 @@ test('a diagnostic keeps its first related IR line, saying how many there were',
   assert.equal(out[2].relatedInformation, undefined);
   assert.deepEqual(out.map((d) => d.code), ['PTX001', 'SASS001', 'SRC002']);
 });
+
+test('a diagnostic keeps every source line it names and the first of its IR lines', () => {
+  // SASS001 on the def line: three spilling source lines, each with its first STL in the SASS.
+  const source = [92, 89, 93].map((line) => ({
+    location: { uri: 'file:///ws/group_norm.py', line },
+    message: `spill code from this line (line ${line})`,
+  }));
+  const sass = [40, 52, 61].map((line) => ({ location: { uri: 'file:///cache/k.nvsass', line }, message: 'STL' }));
+  const mixed = [source[0], sass[0], source[1], sass[1], source[2], sass[2]];
+  const [out] = compactRelatedInformation([{ code: 'SASS001', relatedInformation: mixed }]);
+  assert.deepEqual(out.relatedInformation, [
+    source[0],
+    { location: { uri: 'file:///cache/k.nvsass', line: 40 }, message: 'STL (first of 3 IR lines)' },
+    source[1],
+    source[2],
+  ]);
+});
+
