@@ -249,6 +249,28 @@ async def test_hover_lens_and_ir_document(client: LanguageClient, tmp_path):
     assert none is None
 
 
+async def test_a_diagnostic_is_one_line_and_its_hover_holds_the_evidence(client: LanguageClient, tmp_path):
+    """The squiggle's message is one line; every number of its evidence (the details the diagnostic carries in its
+    data: the rule's account, the spec, the verdict's reason), and the spec, are in the hover over its range."""
+    import re
+
+    uris = workspace(tmp_path, narrow=NARROW)
+    uri = uris["narrow"]
+    await start(client, tmp_path)
+    open_doc(client, uri, NARROW)
+    diags = await settled(client, uri, lambda d: bool(by_code(d, "PTX001")))
+    load = next(d for d in by_code(diags, "PTX001") if d.range.start.line == 10)
+    assert "\n" not in load.message and len(load.message) <= 120, load.message
+    details = load.data["details"]
+    assert details and any(load.data["config"] in d for d in details), details
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=load.range.start))
+    shown = " ".join(re.sub(r"\\(.)", r"\1", hover.contents.value).split())
+    long = " ".join(" ".join([load.message, *details]).split())
+    assert not [n for n in re.findall(r"\d+(?:[.,]\d+)*", long) if n not in shown], (long, shown)
+    assert load.data["config"] in shown and load.message in shown
+
+
 # ---------------------------------------------------------------- latest save wins, settings, commands
 async def test_latest_save_wins(client: LanguageClient, tmp_path):
     uris = workspace(tmp_path, broken=BROKEN)
