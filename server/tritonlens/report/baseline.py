@@ -162,8 +162,10 @@ def stable_message(message: str, describe: str | None = None, paths: Iterable[st
 
 def finding_record(f: Finding, describe: str | None = None, paths: Iterable[str] = ()) -> dict[str, Any]:
     """`describe`: the spec the finding was made under (default: its own `config`)."""
+    # the cost said in the line varies with the launch's estimate or measurement while the finding does not
+    message = f.message.replace(f.data.get("message_cost") or "\0", "")
     return {"code": f.code, "line": f.line, "severity": f.severity,
-            "message": stable_message(f.message, describe or f.config, paths)}
+            "message": stable_message(message, describe or f.config, paths)}
 
 
 def _sorted_records(records: list[dict]) -> list[dict]:
@@ -504,7 +506,8 @@ def mark_findings(report, comparison: Comparison, rel: str, paths: list[str] | N
 def _mark(findings: list[Finding], appeared: list[dict], paths: list[str]) -> None:
     new = {(r["code"], r["line"], r["message"]) for r in appeared}
     for f in findings:
-        rec = (f.code, f.line, stable_message(f.message, f.config, paths))
+        record = finding_record(f, f.config, paths)
+        rec = (record["code"], record["line"], record["message"])
         f.data["baseline_state"] = "new" if rec in new else "unchanged"
 
 

@@ -150,8 +150,9 @@ def weigh(kr: Any, measured: dict[str, dict[str, Any]], file_total_us: float) ->
         share = 100.0 * spent / file_total_us if file_total_us > 0 else None
         measure(f, spent, share, every=len(recs) == len(f.data.get("specs") or ()))
         # the measured time in place of the estimate's share in the one-line message
-        f.message = f.message.replace(f.data.pop("message_cost", None) or "\0", "") + \
-            f" — {fmt_us(spent)} (measured, {gpu})"
+        f.message = f.message.replace(f.data.get("message_cost") or "\0", "")
+        f.data["message_cost"] = f" — {fmt_us(spent)} (measured, {gpu})"
+        f.message += f.data["message_cost"]
         f.add_detail(f"measured: its specs took {fmt_us(spent)} on {gpu}"
                      + (f", {share:.0f}% of this file's measured GPU time" if share is not None else ""),
                      replacing="measured: ")
