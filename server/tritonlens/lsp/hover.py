@@ -1,5 +1,5 @@
-"""Hover: the evidence of the findings on the line, then on a kernel's body line the IR that line became; on its def
-line, the kernel's metrics per spec."""
+"""Hover: on a kernel's body line, the IR that line became; on its def line, the kernel's metrics per spec; then the
+evidence of the findings on the line."""
 from __future__ import annotations
 
 import json
@@ -168,8 +168,9 @@ def register(server: "Host") -> None:
         except Exception as exc:  # noqa: BLE001 — a hover must not cost the server
             ls.log(f"hover failed on {kr.name} line {line}: {type(exc).__name__}: {exc}", types.MessageType.Error)
             return None
+        # the IR of the line (or the metrics) first, in view; the findings' evidence below it
         evidence = findings_markdown(kr.findings, line)
-        text = "\n\n".join(t for t in (evidence, text) if t)
+        text = "\n\n".join(t for t in (text, evidence) if t)
         if not text:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
