@@ -514,11 +514,10 @@ class Finding:
             self.message = one_line(self.message)
 
     def add_detail(self, line: str, *, replacing: str = "") -> None:
-        """Add one line of evidence (in place of the line `replacing` starts with, when there is one)."""
-        if replacing:
-            self.details = [d for d in self.details if not d.startswith(replacing)]
-        if line and line not in self.details:
-            self.details.append(line)
+        """Add one line of evidence (in place of the line `replacing` starts with, when there is one). A new list each
+        time: a finding copied with `dataclasses.replace` shares its details with the one it was copied from."""
+        kept = [d for d in self.details if not (replacing and d.startswith(replacing))]
+        self.details = kept + ([line] if line and line not in kept else [])
 
     # data keys that name lines of the finding's own file (the masked accesses, the mask, the allocations...)
     _LINE_KEYS = (("accesses", "masked access"), ("mask_lines", "same mask"), ("mask_line", "the mask"),

@@ -303,9 +303,9 @@ def skipped_autotune_configs(kr: KernelReport, sources: list | None, others_pend
                 continue
             limit(f, "warning", "the autotuner skips this config at run time", "skipped", said=True)
             account = f.details[0] if f.details else f.message
-            f.details[:1] = [f"{which} cannot launch on {f.data.get('target', cs.spec.target)}: {account}; the "
+            f.details = [f"{which} cannot launch on {f.data.get('target', cs.spec.target)}: {account}; the "
                              f"autotuner skips it at run time (its OutOfResources is caught while benchmarking), so "
-                             f"it only costs tuning time — remove or shrink it"]
+                             f"it only costs tuning time — remove or shrink it", *f.details[1:]]
             f.message = one_line(f"{m.group(0) if m else 'an autotuner trial'}: {f.message.split(': the launch')[0]}"
                                  f" — the autotuner skips it")
             f.data["skipped_by_autotuner"] = True
