@@ -513,6 +513,13 @@ class Finding:
             self.details = [self.message, *self.details]
             self.message = one_line(self.message)
 
+    def keep_one_line(self) -> None:
+        """A message that the steps after the rule (its cost, what the autotuner measured) made longer than
+        `MESSAGE_MAX` keeps its head, the whole line going first into the details."""
+        if len(self.message) > MESSAGE_MAX:
+            self.details = [self.message, *self.details]
+            self.message = one_line(self.message)
+
     def add_detail(self, line: str, *, replacing: str = "") -> None:
         """Add one line of evidence (in place of the line `replacing` starts with, when there is one). A new list each
         time: a finding copied with `dataclasses.replace` shares its details with the one it was copied from."""

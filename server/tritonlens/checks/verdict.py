@@ -177,5 +177,6 @@ def decide(findings: Iterable[Finding], settings: Any) -> list[Finding]:
         f.add_detail(verdict_line(v.note), replacing=VERDICT)  # replacing what an earlier verdict said
         f.data["verdict_note"] = v.note
         f.data["decided_by"] = v.step
+        f.keep_one_line()
         out.append(f)
     return out
