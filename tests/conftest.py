@@ -97,3 +97,16 @@ def evidence(f) -> str:
         return "\n".join([f["message"], *f.get("details", [])])
     details = f.details if hasattr(f, "details") else (getattr(f, "data", None) or {}).get("details", [])
     return "\n".join([f.message, *details])
+
+
+def verbose_findings(out: str, marker: str) -> list[str]:
+    """Each finding line of `check --verbose` output holding `marker`, with the evidence lines printed under it."""
+    lines = out.splitlines()
+    blocks = []
+    for at, line in enumerate(lines):
+        if marker in line:
+            end = at + 1
+            while end < len(lines) and lines[end].startswith("    "):
+                end += 1
+            blocks.append("\n".join(lines[at:end]))
+    return blocks

@@ -8,7 +8,7 @@ import pytest
 
 from tritonlens.cli import main as cli_main
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, verbose_findings
 
 CUDA = ("--target", "cuda:90", "--workers", "1")
 
@@ -43,19 +43,6 @@ def baseline_of(root):
     return str(root / ".tritonlens" / "baseline.json")
 
 
-def _with_evidence(out: str, marker: str) -> list[str]:
-    """Each line of `check --verbose` output holding `marker`, with the evidence lines printed under it."""
-    lines = out.splitlines()
-    blocks = []
-    for i, line in enumerate(lines):
-        if marker in line:
-            j = i + 1
-            while j < len(lines) and lines[j].startswith("    "):
-                j += 1
-            blocks.append(" ".join([line, *(ln.strip() for ln in lines[i + 1:j])]))
-    return blocks
-
-
 def test_narrowed_loads_fail_the_gate_and_reverting_passes(capsys, workspace):
     root, k = workspace("vector_add.py")
     code, out, _ = run(capsys, "baseline", "save", str(k), *CUDA)
@@ -69,7 +56,7 @@ def test_narrowed_loads_fail_the_gate_and_reverting_passes(capsys, workspace):
     edit(k, "n_elements=i32%16", "n_elements=i32")
     code, out, _ = run(capsys, "check", str(k), "--baseline", base, "--verbose", *CUDA)
     assert code == 1
-    base001 = _with_evidence(out, " BASE001 ")
+    base001 = verbose_findings(out, " BASE001 ")
     assert all(ln.startswith("k.py:9:1: BASE001 [warning]") for ln in base001)  # the def line
     assert any("ld.global widths 4×128-bit → 16×32-bit since the baseline (mean width 128 → 32 bits)" in ln
                for ln in base001)

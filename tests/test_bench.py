@@ -5,6 +5,7 @@ import os
 import shutil
 
 import pytest
+from conftest import verbose_findings
 
 from tritonlens.gpu import bench
 from tritonlens.report import cost
@@ -131,16 +132,17 @@ def test_check_shows_measured_time_or_static_floor_per_captured_spec(workspace, 
     slow = bench._result(bench.Job("examples/vector_add.py", "add_kernel", small, "capture 2"), h200, measured=True)
     slow.time_us = 3.0
     bench.save([slow], str(workspace))
-    main(["check", "examples/vector_add.py", "--target", "cuda:90"])
-    ptx = next(ln for ln in capsys.readouterr().out.splitlines() if " PTX001 " in ln)
-    assert "— its specs took 3.00 µs measured on NVIDIA H200, 38% of this file's measured GPU time" in ptx, ptx
+    main(["check", "examples/vector_add.py", "--target", "cuda:90", "--verbose"])
+    ptx = verbose_findings(capsys.readouterr().out, " PTX001 ")[0]
+    assert ptx.splitlines()[0].endswith(" — 3.00 µs (measured, NVIDIA H200)"), ptx  # the measured time in its line
+    assert "its specs took 3.00 µs on NVIDIA H200, 38% of this file's measured GPU time" in ptx, ptx
     # a 1,003-element launch: the cost model puts it as bound by the launch itself, an info whatever its share
     assert " PTX001 [info] " in ptx and "a launch this short is bound by the launch itself" in ptx, ptx
     # Measured again, the big spec takes 99.5% of the file's time: the narrow loads of the small one are an info.
     timed.time_us = 600.0
     bench.save([timed], str(workspace))
-    main(["check", "examples/vector_add.py", "--target", "cuda:90"])
-    ptx = next(ln for ln in capsys.readouterr().out.splitlines() if " PTX001 " in ln)
+    main(["check", "examples/vector_add.py", "--target", "cuda:90", "--verbose"])
+    ptx = verbose_findings(capsys.readouterr().out, " PTX001 ")[0]
     # (already an info from its cost, so the measured share adds no second reason)
     assert " PTX001 [info] " in ptx and "0% of this file's measured GPU time" in ptx, ptx
 
