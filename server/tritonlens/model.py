@@ -28,15 +28,16 @@ def one_line(text: str, aim: int = MESSAGE_AIM) -> str:
     text = " ".join(text.split())
     if len(text) <= aim:
         return text
-    heads = set()
-    for sep in (". ", " — ", "; ", ": ", ", ", " ("):
-        at = text.find(sep, 30)
-        while at != -1 and at <= MESSAGE_MAX:
-            heads.add(text[:at].rstrip(" .;:,—"))
-            at = text.find(sep, at + 1)
-    fits = [h for h in heads if 40 <= len(h) <= aim]
-    if fits:
-        return max(fits, key=len)
+    heads: set[str] = set()
+    for seps, enough in (((". ", " — ", "; "), 60), ((": ", ", ", " ("), 40)):  # a clause's end first, a phrase's next
+        for sep in seps:
+            at = text.find(sep, 30)
+            while at != -1 and at <= MESSAGE_MAX:
+                heads.add(text[:at].rstrip(" .;:,—"))
+                at = text.find(sep, at + 1)
+        fits = [h for h in heads if enough <= len(h) <= aim]
+        if fits:
+            return max(fits, key=len)
     over = [h for h in heads if len(h) <= MESSAGE_MAX]
     if over:
         return min(over, key=len)
