@@ -554,7 +554,7 @@ def render_report(reports: list, settings: Settings | None = None, *, base: str 
     baseline; None leaves that part out. `sections`: HTML made elsewhere (compare/html.py), after the kernels.
     `root`: the workspace whose proven fixes the ranking shows (default: the first report's)."""
     if root is None and reports:
-        from ..pipeline import find_workspace_root
+        from ..sidecar import find_workspace_root
 
         root = find_workspace_root(reports[0].path)
     page = _Page(settings or Settings(), base or os.getcwd(), baseline, root)
