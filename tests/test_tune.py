@@ -92,6 +92,17 @@ def test_faster_at_one_launch_and_slower_at_another_is_not_kept():
     assert v.verdict == "slower" and v.launches == 2
 
 
+def _check(root, capsys, *extra) -> str:
+    """`tritonlens check KERNEL` run from the workspace, as a user would; what it printed."""
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        cli_main(["check", KERNEL, "--target", "cuda:90", *extra])
+    finally:
+        os.chdir(cwd)
+    return capsys.readouterr().out
+
+
 def _record(root, targets, chosen, label, after_us):
     tid = targets[0]["id"]
     events = _events(tid, label, [100.0, 100.4, 100.8], after_us)
@@ -106,13 +117,7 @@ def test_check_fix_writes_the_config_tune_measured_faster(tmp_path, capsys):
     rows = _record(root, [target], chosen, best["label"], 79.0)
     assert [r["verdict"] for r in rows if r["proposal"] == best["label"]] == ["faster"]
     before = open(os.path.join(root, KERNEL), encoding="utf-8").read()
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        code = cli_main(["check", KERNEL, "--target", "cuda:90", "--fix"])
-    finally:
-        os.chdir(cwd)
-    out, _ = capsys.readouterr()
+    out = _check(root, capsys, "--fix")
     after = open(os.path.join(root, KERNEL), encoding="utf-8").read()
     assert after != before, out
     added = after.count("triton.Config(") - before.count("triton.Config(")
@@ -131,15 +136,8 @@ def test_check_does_not_offer_what_tune_measured_no_faster(tmp_path, capsys):
         for c in t["candidates"]:
             _record(root, [dict(t, candidates=[c])], chosen, c["label"], 130.0)
     before = open(os.path.join(root, KERNEL), encoding="utf-8").read()
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        cli_main(["check", KERNEL, "--target", "cuda:90", "--format", "json"])
-        launch004 = [f for f in json.loads(capsys.readouterr().out) if f["code"] == "LAUNCH004"]
-        cli_main(["check", KERNEL, "--target", "cuda:90", "--fix"])
-    finally:
-        os.chdir(cwd)
-    capsys.readouterr()
+    launch004 = [f for f in json.loads(_check(root, capsys, "--format", "json")) if f["code"] == "LAUNCH004"]
+    _check(root, capsys, "--fix")
     assert launch004 and any("no faster at the real launch" in d and "withheld" in d for d in launch004[0]["details"])
     after = open(os.path.join(root, KERNEL), encoding="utf-8").read()
     timed = {frozenset(c["label"].split(", ")) for t in targets for c in t["candidates"]}
@@ -174,15 +172,8 @@ def test_a_faster_change_no_finding_carries_is_tune001_with_its_numbers_and_fix(
     plain = next(c for c in target["candidates"] if chosen[target["id"]]["why"][c["label"]][1] is None)
     _record(root, [dict(target, candidates=[plain])], chosen, plain["label"], 90.0)
     before = open(os.path.join(root, KERNEL), encoding="utf-8").read()
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        cli_main(["check", KERNEL, "--target", "cuda:90", "--format", "json"])
-        found = json.loads(capsys.readouterr().out)
-        cli_main(["check", KERNEL, "--target", "cuda:90", "--fix"])
-    finally:
-        os.chdir(cwd)
-    capsys.readouterr()
+    found = json.loads(_check(root, capsys, "--format", "json"))
+    _check(root, capsys, "--fix")
     tuned = [f for f in found if f["code"] == "TUNE001"]
     assert len(tuned) == 1 and tuned[0]["severity"] == "warning"
     assert "100.4 → 90.0 µs (1.12×" in tuned[0]["message"] and len(tuned[0]["message"]) <= 120

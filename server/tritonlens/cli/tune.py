@@ -112,7 +112,6 @@ def plan_targets(root: str, args: argparse.Namespace) -> tuple[list[dict[str, An
     from ..frontend.captures import load_captures
     from ..fixes.neighbours import neighbours
     from ..fixes.tuning import _config_names, _existing
-    from ..model import SpecVariant
     from ..pipeline import Checker
     from ..settings import Settings
 

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
+# what check reads back lives in the report stage (TUNE001 reads it there; the fixes read it for their titles)
+from ..report.tuning import Tuned, positive_number, tuned, tuned_change  # noqa: F401
+
 MIN_NOISE = 0.02  # a difference under 2% is not called faster whatever the spread measured
 
 
@@ -33,10 +36,6 @@ class Verdict:
         return self.verdict == "faster"
 
 
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e12 else None
-
-
 def verdicts(targets: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[Verdict]:
     """One verdict per candidate of each target (in the targets' order)."""
     base: dict[tuple, list[float]] = {}
@@ -47,7 +46,7 @@ def verdicts(targets: list[dict[str, Any]], events: list[dict[str, Any]]) -> lis
     for e in events:
         t, run, key = e.get("target"), e.get("run", 0), e.get("key")
         if e.get("event") == "baseline":
-            times = [x for x in (_num(v) for v in e.get("times_us") or []) if x is not None]
+            times = [x for x in (positive_number(v) for v in e.get("times_us") or []) if x is not None]
             if times:
                 base[(t, run, key)] = times
                 order.setdefault(t, []).append((run, key))
@@ -78,13 +77,13 @@ def _judge(v: Verdict, rows: list[dict[str, Any]], base: dict[tuple, list[float]
         times = base[(tid, r.get("run", 0), r.get("key"))]
         med = median(times)
         noise = max(MIN_NOISE, (max(times) - min(times)) / med)
-        t = _num(r.get("time_us"))
+        t = positive_number(r.get("time_us"))
         entry = {"before_us": round(med, 3), "after_us": round(t, 3) if t else None, "noise": round(noise, 4),
                  "same": r.get("same") is True}
         v.per_launch.append(entry)
         if i == 0:
             v.before_us, v.after_us, v.noise, v.launches = med, t, noise, len(rows)
-            v.max_rel_diff = _num(r.get("max_rel_diff")) or 0.0
+            v.max_rel_diff = positive_number(r.get("max_rel_diff")) or 0.0
         if isinstance(r.get("error"), str):
             v.verdict, v.why = "failed", r["error"][:200]
             return
@@ -103,7 +102,3 @@ def _judge(v: Verdict, rows: list[dict[str, Any]], base: dict[tuple, list[float]
         v.why = "slower at a launch it reaches" if t is not None and t <= max(times) * (1 + v.noise) else ""
     else:
         v.verdict, v.why = "no faster", f"within the unchanged launch's noise ({v.noise:.0%})"
-
-
-# what check reads back: report/tuning (the report stage reads it for TUNE001, the fixes for their titles)
-from ..report.tuning import Tuned, tuned, tuned_change  # noqa: E402,F401

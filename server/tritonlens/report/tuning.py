@@ -220,7 +220,7 @@ def tuned(root: str | None, path: str, kernel: str) -> list[Tuned]:
         if r.get("source") != "tune" or r.get("path") != rel or r.get("kernel") != kernel:
             continue
         label, values = r.get("proposal"), r.get("set")
-        before, after = _num(r.get("chosen_us")), _num(r.get("time_us"))
+        before, after = positive_number(r.get("chosen_us")), positive_number(r.get("time_us"))
         if not isinstance(label, str) or len(label) > 1024 or not isinstance(values, dict) or before is None \
                 or after is None or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
                                             for k, v in values.items()):
@@ -239,7 +239,8 @@ def tuned_change(root: str | None, path: str, kernel: str, change: dict[str, Any
     return next((t for t in tuned(root, path, kernel) if t.values == want), None)
 
 
-def _num(v: Any) -> float | None:
+def positive_number(v: Any) -> float | None:
+    """A time or ratio read from a JSON line: a finite positive number below 1e12, else None."""
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e12 else None
 
 
